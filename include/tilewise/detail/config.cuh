@@ -1,0 +1,19 @@
+/// @file
+/// @brief Portability macros shared by every tilewise header.
+#pragma once
+
+#include <cuda/std/version>
+
+/// Namespace-scope function objects (`tilewise::tile::reduce` ...): a `__device__` constant in the
+/// device pass, an inline constant in the host pass (the same scheme as CCCL's _CCCL_GLOBAL_CONSTANT).
+#if defined(__CUDA_ARCH__)
+#  define TILEWISE_GLOBAL_CONSTANT __device__ constexpr
+#else
+#  define TILEWISE_GLOBAL_CONSTANT inline constexpr
+#endif
+
+/// Kernels: `__global__` with hidden visibility, so that two shared objects built against
+/// different tilewise versions do not interpose each other's kernels.
+#define TILEWISE_KERNEL __global__ __attribute__((visibility("hidden")))
+
+#define TILEWISE_DEVICE __device__ __forceinline__

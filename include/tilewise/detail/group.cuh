@@ -1,0 +1,158 @@
+/// @file
+/// @brief What a tile-scope primitive needs to know about its group: the compile-time rules
+///        (valid width, trivially copyable values) and a small "lanes" view that shuffles any
+///        trivially copyable T word by word (through libcu++'s cuda::device::warp_shuffle_*).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cuda/std/bit>
+#include <cuda/std/type_traits>
+#include <cuda/warp>
+
+#include <tilewise/detail/config.cuh>
+
+namespace tilewise::detail {
+
+namespace cg = cooperative_groups;
+
+/// Which groups the tile scope accepts. Only the specialisations below are supported.
+template <class Group>
+struct group_traits {
+  static constexpr bool supported = false;
+  static constexpr bool is_tile   = false;
+  static constexpr unsigned width = 0;
+};
+
+template <unsigned W, class Parent>
+struct group_traits<cg::thread_block_tile<W, Parent>> {
+  static constexpr bool supported = true;
+  static constexpr bool is_tile   = true;
+  static constexpr unsigned width = W;
+};
+
+template <>
+struct group_traits<cg::coalesced_group> {
+  static constexpr bool supported = true;
+  static constexpr bool is_tile   = false;
+  static constexpr unsigned width = 32;  // an upper bound: the size is known at run time
+};
+
+template <class Group>
+using traits_of = group_traits<cuda::std::remove_cvref_t<Group>>;
+
+/// A tile width the tile scope supports: a power of two no larger than one warp.
+template <unsigned W>
+inline constexpr bool valid_tile_width = W >= 1 && W <= 32 && cuda::std::has_single_bit(W);
+
+template <class Group>
+inline constexpr bool valid_group =
+  traits_of<Group>::supported && (!traits_of<Group>::is_tile || valid_tile_width<traits_of<Group>::width>);
+
+template <class Group, class T>
+inline constexpr bool valid_tile_args = valid_group<Group> && cuda::std::is_trivially_copyable_v<T>;
+
+/// The compile-time rules of every tile primitive, each with a message that names the rule.
+template <class Group, class T>
+TILEWISE_DEVICE constexpr void check_tile_args() {
+  static_assert(traits_of<Group>::supported,
+                "tilewise::tile: the group must be cg::thread_block_tile<W> or cg::coalesced_group");
+  static_assert(!traits_of<Group>::is_tile || valid_tile_width<traits_of<Group>::width>,
+                "tilewise::tile: tile width W must be a power of two no larger than 32 (1, 2, 4, 8, 16 or 32)");
+  static_assert(cuda::std::is_trivially_copyable_v<T>,
+                "tilewise::tile: T must be trivially copyable (values are shuffled word by word)");
+}
+
+TILEWISE_DEVICE unsigned lane_id() {
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+
+template <class T>
+struct shuffled {
+  T data;
+  bool valid;  ///< the source lane exists in the group (shfl_up / shfl_down)
+};
+
+/// Lanes of a static tile of width W (W lanes, aligned in the warp).
+template <unsigned W>
+struct tile_lanes {
+  static constexpr unsigned width = W;
+  static constexpr cuda::std::integral_constant<int, int(W)> w{};
+  unsigned mask;  ///< the tile's lanes in the hardware warp
+  unsigned rank;  ///< this lane's rank in the tile
+
+  TILEWISE_DEVICE tile_lanes() {
+    unsigned const lane = lane_id();
+    mask = W == 32 ? 0xFFFFFFFFu : ((1u << (W % 32)) - 1u) << (lane & ~(W - 1));
+    rank = lane & (W - 1);
+  }
+  TILEWISE_DEVICE static constexpr unsigned size() { return W; }
+
+  template <class T>
+  TILEWISE_DEVICE T shfl(T const& v, unsigned src_rank) const {
+    return cuda::device::warp_shuffle_idx(v, int(src_rank), mask, w).data;
+  }
+  template <class T>
+  TILEWISE_DEVICE T shfl_xor(T const& v, unsigned lane_mask) const {
+    return cuda::device::warp_shuffle_xor(v, int(lane_mask), mask, w).data;
+  }
+  template <class T>
+  TILEWISE_DEVICE shuffled<T> shfl_up(T const& v, unsigned delta) const {
+    if constexpr (W == 1) {
+      return {v, false};  // a single lane has no lane below it
+    } else {
+      auto r = cuda::device::warp_shuffle_up(v, int(delta), mask, w);
+      return {r.data, r.pred};
+    }
+  }
+  template <class T>
+  TILEWISE_DEVICE shuffled<T> shfl_down(T const& v, unsigned delta) const {
+    if constexpr (W == 1) {
+      return {v, false};
+    } else {
+      auto r = cuda::device::warp_shuffle_down(v, int(delta), mask, w);
+      return {r.data, r.pred};
+    }
+  }
+};
+
+/// The lane mask of a coalesced group. CG keeps it protected; its own collectives read it
+/// through this accessor.
+TILEWISE_DEVICE unsigned coalesced_mask(cg::coalesced_group const& g) {
+  return cg::details::_coalesced_group_data_access::get_mask(g);
+}
+
+/// Lanes of a coalesced group: any subset of the warp, ranked in lane order.
+struct coalesced_lanes {
+  static constexpr unsigned width = 32;
+  unsigned mask;
+  unsigned lane;
+  unsigned rank;
+  unsigned count;
+
+  TILEWISE_DEVICE explicit coalesced_lanes(cg::coalesced_group const& g)
+      : mask(coalesced_mask(g)), lane(lane_id()), rank(g.thread_rank()), count(g.size()) {}
+  TILEWISE_DEVICE unsigned size() const { return count; }
+
+  template <class T>
+  TILEWISE_DEVICE T shfl(T const& v, unsigned src_rank) const {
+    unsigned const src = __fns(mask, 0, int(src_rank) + 1);
+    return cuda::device::warp_shuffle_idx(v, int(src), mask).data;
+  }
+  /// The value of the lane `delta` ranks below, `valid == false` on the lowest `delta` ranks.
+  template <class T>
+  TILEWISE_DEVICE shuffled<T> shfl_up(T const& v, unsigned delta) const {
+    unsigned const src = __fns(mask, lane, -int(delta) - 1);
+    bool const ok      = src < 32;
+    return {cuda::device::warp_shuffle_idx(v, int(ok ? src : lane), mask).data, ok};
+  }
+  /// The value of the lane with rank `count - 1`.
+  template <class T>
+  TILEWISE_DEVICE T last(T const& v) const {
+    return cuda::device::warp_shuffle_idx(v, int(31 - __clz(mask)), mask).data;
+  }
+};
+
+}  // namespace tilewise::detail

@@ -1,0 +1,147 @@
+/// @file
+/// @brief tile::reduce: the reduction of one value per lane, broadcast to every lane, for
+///        `cg::thread_block_tile<W>` (W in 1..32) and `cg::coalesced_group`.
+///
+/// Paths, chosen at compile time:
+/// - integers of at most 32 bits with plus / min / max / and / or / xor (libcu++'s
+///   `cuda::std::plus`, `cuda::minimum`, `cuda::maximum`, `cuda::std::bit_*` or CG's functors):
+///   one `redux.sync` on sm_80+ for tiles of `tile_tuning_sm80.redux_min_width` lanes or more and for
+///   coalesced groups;
+/// - anything else on a tile: a butterfly of log2(W) `shfl_xor`; operands are combined in lane
+///   order, so every lane holds bitwise the same result even for ops that are not commutative;
+/// - a coalesced group that is not the full warp: an inclusive scan, then the last rank's value.
+#pragma once
+
+#include <nv/target>
+
+#include <cuda/std/type_traits>
+
+#include <tilewise/detail/config.cuh>
+#include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/group.cuh>
+#include <tilewise/detail/tuning.cuh>
+#include <tilewise/tile/scan.cuh>
+
+namespace tilewise::detail {
+
+template <unsigned W, class T, class Op>
+TILEWISE_DEVICE T butterfly_reduce(tile_lanes<W> const& l, T v, Op& op) {
+#pragma unroll
+  for (unsigned m = 1; m < W; m *= 2) {
+    T const other = l.shfl_xor(v, m);
+    if constexpr (known_commutative<Op, T>) {
+      v = op(v, other);
+    } else {  // after this step every lane holds the in-order reduction of its block of 2m lanes
+      bool const upper = (l.rank & m) != 0;
+      v                = op(upper ? other : v, upper ? v : other);
+    }
+  }
+  return v;
+}
+
+template <class Op, class T, unsigned W>
+inline constexpr bool tile_uses_redux = redux_capable<Op, T> && W >= tile_tuning_sm80.redux_min_width;
+
+/// Full-tile reduction. `UseRedux` is exposed for the microbenchmark, which measures both paths.
+template <bool UseRedux, unsigned W, class T, class Op>
+TILEWISE_DEVICE T reduce_tile(T v, Op& op) {
+  if constexpr (W == 1) {
+    return v;
+  } else {
+    tile_lanes<W> const l;
+    if constexpr (UseRedux && redux_capable<Op, T>) {
+      NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux<kind_v<Op, T>>(l.mask, v);),
+                        (return butterfly_reduce(l, v, op);))
+    } else {
+      return butterfly_reduce(l, v, op);
+    }
+  }
+}
+
+template <unsigned W, class Parent, class T, class Op>
+TILEWISE_DEVICE T reduce_group(cg::thread_block_tile<W, Parent> const&, T v, Op& op) {
+  return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
+}
+
+template <class T, class Op>
+TILEWISE_DEVICE T reduce_group(cg::coalesced_group const& g, T v, Op& op) {
+  if constexpr (redux_capable<Op, T>) {
+    NV_IF_TARGET(NV_PROVIDES_SM_80, (return redux<kind_v<Op, T>>(coalesced_mask(g), v);))
+  }
+  if (g.size() == 32) {
+    return butterfly_reduce(tile_lanes<32>{}, v, op);
+  }
+  coalesced_lanes const l{g};
+  return l.last(inclusive_scan_lanes(l, v, op));
+}
+
+/// Partial tile: only ranks < valid contribute. Known ops substitute their identity and take the
+/// full-tile path; other ops use a bounded shfl_down tree and broadcast rank 0.
+template <unsigned W, class T, class Op>
+TILEWISE_DEVICE T reduce_tile_partial(T v, Op& op, unsigned valid) {
+  constexpr op_kind k = kind_v<Op, T>;
+  tile_lanes<W> const l;
+  if constexpr (k != op_kind::other) {
+    if (l.rank >= valid) {
+      v = identity<k, T>();
+    }
+    return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
+  } else {
+    if (valid >= W) {
+      return reduce_tile<false, W>(v, op);
+    }
+#pragma unroll
+    for (unsigned d = 1; d < W; d *= 2) {
+      shuffled<T> const down = l.shfl_down(v, d);
+      if (l.rank + d < valid) {
+        v = op(v, down.data);
+      }
+    }
+    return l.shfl(v, 0);
+  }
+}
+
+}  // namespace tilewise::detail
+
+namespace tilewise::tile {
+
+/// @brief Function object type of tilewise::tile::reduce.
+struct reduce_fn {
+  /// @brief Reduction of `v` over all lanes of the group.
+  /// @tparam Group `cg::thread_block_tile<W>` (W a power of two <= 32) or `cg::coalesced_group`
+  /// @tparam T     any trivially copyable type
+  /// @tparam Op    associative binary functor (the contract asks for a commutative one; lanes are
+  ///               combined in order on tiles, so a non-commutative op gives the in-order result)
+  /// @return the reduction, on every lane (bitwise identical across lanes)
+  /// @note Collective: every lane of the group calls it; no memory is touched, nothing else syncs.
+  template <class Group, class T, class Op>
+  TILEWISE_DEVICE T operator()(Group const& g, T v, Op op) const {
+    detail::check_tile_args<Group, T>();
+    if constexpr (detail::valid_tile_args<Group, T>) {
+      return detail::reduce_group(g, v, op);
+    } else {
+      return v;
+    }
+  }
+
+  /// @brief Reduction over the lanes of rank < `valid` only (a partial tile).
+  /// @param valid number of contributing lanes, 1 <= valid; values >= W mean the whole tile.
+  ///        With valid == 0 the result is unspecified.
+  /// @return the reduction, on every lane (also on lanes >= valid)
+  /// @note Collective over the whole tile: lanes >= valid call it too.
+  template <unsigned W, class Parent, class T, class Op>
+  TILEWISE_DEVICE T operator()(cooperative_groups::thread_block_tile<W, Parent> const&, T v, Op op, unsigned valid) const {
+    using Group = cooperative_groups::thread_block_tile<W, Parent>;
+    detail::check_tile_args<Group, T>();
+    if constexpr (detail::valid_tile_args<Group, T>) {
+      return detail::reduce_tile_partial<W>(v, op, valid);
+    } else {
+      return v;
+    }
+  }
+};
+
+/// `T reduce(Group const&, T v, Op op [, unsigned valid])` — see reduce_fn.
+TILEWISE_GLOBAL_CONSTANT reduce_fn reduce{};
+
+}  // namespace tilewise::tile

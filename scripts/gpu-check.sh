@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The full check on a machine with a CUDA GPU:
+#   configure (Ninja) -> build everything with all cores -> the whole CTest suite ->
+#   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
+#   optionally the benchmarks in quick mode.
+# Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--build DIR]
+# doctest: found through CMAKE_PREFIX_PATH, or ./.deps (../shared/tools/stage-deps.sh) when present.
+# Ends with one line "N passed, N failed" counting CTest tests and sanitizer runs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--build DIR]}
+shift
+bench=0
+build=build-gpu
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bench) bench=1 ;;
+    --build) build=$2; shift ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+
+prefix=${CMAKE_PREFIX_PATH:-}
+[ -d .deps ] && prefix="$PWD/.deps${prefix:+:$prefix}"
+jobs=$(nproc)
+passed=0
+failed=0
+failures=()
+
+record() {  # record NAME STATUS
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1"); fi
+}
+
+echo "== configure + build ($jobs jobs)"
+if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+      -DTILEWISE_BUILD_TESTS=ON -DTILEWISE_BUILD_EXAMPLES=ON -DTILEWISE_BUILD_BENCH=ON >"$logs/configure.log" 2>&1 ||
+   ! cmake --build "$build" -j "$jobs" >"$logs/build.log" 2>&1; then
+  tail -n 40 "$logs/configure.log" "$logs/build.log" 2>/dev/null
+  echo "build failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$logs/gpu.txt" 2>&1 || true
+
+echo "== ctest"
+ctest --test-dir "$build" -j "$jobs" --output-on-failure --output-junit "$logs/ctest.xml" >"$logs/ctest.log" 2>&1
+grep -E "^ *[0-9]+/[0-9]+ Test" "$logs/ctest.log"
+while read -r line; do
+  name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<<"$line")
+  if grep -q "Passed" <<<"$line"; then record "$name" 0; else record "ctest:$name" 1; fi
+done < <(grep -E "^ *[0-9]+/[0-9]+ Test" "$logs/ctest.log")
+
+echo "== compute-sanitizer"
+if ! command -v compute-sanitizer >/dev/null; then
+  echo "compute-sanitizer not found"
+  record compute-sanitizer 1
+else
+  # Fewer random seeds under the sanitizers: every case still runs, each on 2 seeds.
+  export TILEWISE_TEST_SEEDS=2
+  while read -r exe; do
+    [ -n "$exe" ] || continue
+    for tool in memcheck racecheck synccheck initcheck; do
+      name="$(basename "$exe").$tool"
+      extra=()
+      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      start=$(date +%s)
+      compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$exe" >"$logs/$name.log" 2>&1
+      rc=$?
+      summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:" "$logs/$name.log" | tr '\n' ' ')
+      printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" $(( $(date +%s) - start )) "$summary"
+      record "$name" "$rc"
+    done
+  done <"$build/gpu_tests.txt"
+  unset TILEWISE_TEST_SEEDS
+fi
+
+if [ "$bench" -eq 1 ]; then
+  echo "== benchmarks (quick)"
+  for b in "$build"/bench/*_bench; do
+    [ -x "$b" ] || continue
+    name=$(basename "$b")
+    "$b" --quick --csv "$logs/$name.csv" >"$logs/$name.md" 2>&1
+    rc=$?
+    cat "$logs/$name.md"
+    record "$name" "$rc"
+  done
+fi
+
+[ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

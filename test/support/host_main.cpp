@@ -1,0 +1,3 @@
+// main() of the host-only doctest executables.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>

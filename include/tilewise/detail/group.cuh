@@ -76,17 +76,26 @@ struct shuffled {
 };
 
 /// Lanes of a static tile of width W (W lanes, aligned in the warp).
+///
+/// Shuffles name `mask`: the whole warp when all 32 lanes are converged at construction, the
+/// tile's own lanes otherwise. A `shfl.sync` whose mask covers only W < 32 lanes makes the warp
+/// synchronise each tile on its own (WARPSYNC on a partial mask, measured many times slower by
+/// bench/tile_bench); when every lane of the warp is here, all tiles run the same shuffle
+/// sequence (it depends only on W), so the full mask with segment width W is equivalent.
+/// `tile_mask` is always the tile's lanes, for `redux.sync`, which has no segment width.
 template <unsigned W>
 struct tile_lanes {
   static constexpr unsigned width = W;
   static constexpr cuda::std::integral_constant<int, int(W)> w{};
-  unsigned mask;  ///< the tile's lanes in the hardware warp
-  unsigned rank;  ///< this lane's rank in the tile
+  unsigned tile_mask;  ///< the tile's lanes in the hardware warp
+  unsigned mask;       ///< member mask of the shuffles
+  unsigned rank;       ///< this lane's rank in the tile
 
   TILEWISE_DEVICE tile_lanes() {
     unsigned const lane = lane_id();
-    mask = W == 32 ? 0xFFFFFFFFu : ((1u << (W % 32)) - 1u) << (lane & ~(W - 1));
-    rank = lane & (W - 1);
+    tile_mask           = W == 32 ? 0xFFFFFFFFu : ((1u << (W % 32)) - 1u) << (lane & ~(W - 1));
+    mask                = W == 32 || __activemask() == 0xFFFFFFFFu ? 0xFFFFFFFFu : tile_mask;
+    rank                = lane & (W - 1);
   }
   TILEWISE_DEVICE static constexpr unsigned size() { return W; }
 
@@ -98,13 +107,14 @@ struct tile_lanes {
   TILEWISE_DEVICE T shfl_xor(T const& v, unsigned lane_mask) const {
     return cuda::device::warp_shuffle_xor(v, int(lane_mask), mask, w).data;
   }
+  /// `valid` is computed from the rank rather than taken from the shuffle's predicate, so the
+  /// combine that uses it need not wait for the shuffle (it matters for multi-word T).
   template <class T>
   TILEWISE_DEVICE shuffled<T> shfl_up(T const& v, unsigned delta) const {
     if constexpr (W == 1) {
       return {v, false};  // a single lane has no lane below it
     } else {
-      auto r = cuda::device::warp_shuffle_up(v, int(delta), mask, w);
-      return {r.data, r.pred};
+      return {cuda::device::warp_shuffle_up(v, int(delta), mask, w).data, rank >= delta};
     }
   }
   template <class T>
@@ -112,8 +122,7 @@ struct tile_lanes {
     if constexpr (W == 1) {
       return {v, false};
     } else {
-      auto r = cuda::device::warp_shuffle_down(v, int(delta), mask, w);
-      return {r.data, r.pred};
+      return {cuda::device::warp_shuffle_down(v, int(delta), mask, w).data, rank + delta < W};
     }
   }
 };

@@ -42,6 +42,30 @@ TILEWISE_DEVICE T butterfly_reduce(tile_lanes<W> const& l, T v, Op& op) {
 template <class Op, class T, unsigned W>
 inline constexpr bool tile_uses_redux = redux_capable<Op, T> && W >= tile_tuning_sm80.redux_min_width;
 
+/// `redux.sync` for a tile. A tile narrower than the warp reduces over its own lanes, unless the
+/// whole warp is converged (see tile_lanes): then each of the 32 / W tiles gets one full-warp
+/// `redux.sync` in which the other lanes contribute the identity, avoiding a partial-mask sync.
+template <op_kind K, unsigned W, class T>
+TILEWISE_DEVICE T redux_tile(tile_lanes<W> const& l, T v) {
+  if constexpr (W == 32) {
+    return redux<K>(0xFFFFFFFFu, v);
+  } else {
+    if (l.mask != 0xFFFFFFFFu) {
+      return redux<K>(l.tile_mask, v);
+    }
+    unsigned const mine = (__ffs(l.tile_mask) - 1) / W;
+    T result            = v;
+#pragma unroll
+    for (unsigned t = 0; t < 32 / W; ++t) {
+      T const part = redux<K>(0xFFFFFFFFu, t == mine ? v : identity<K, T>());
+      if (t == mine) {
+        result = part;
+      }
+    }
+    return result;
+  }
+}
+
 /// Full-tile reduction. `UseRedux` is exposed for the microbenchmark, which measures both paths.
 template <bool UseRedux, unsigned W, class T, class Op>
 TILEWISE_DEVICE T reduce_tile(T v, Op& op) {
@@ -50,7 +74,7 @@ TILEWISE_DEVICE T reduce_tile(T v, Op& op) {
   } else {
     tile_lanes<W> const l;
     if constexpr (UseRedux && redux_capable<Op, T>) {
-      NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux<kind_v<Op, T>>(l.mask, v);),
+      NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux_tile<kind_v<Op, T>>(l, v);),
                         (return butterfly_reduce(l, v, op);))
     } else {
       return butterfly_reduce(l, v, op);
@@ -76,7 +100,8 @@ TILEWISE_DEVICE T reduce_group(cg::coalesced_group const& g, T v, Op& op) {
 }
 
 /// Partial tile: only ranks < valid contribute. Known ops substitute their identity and take the
-/// full-tile path; other ops use a bounded shfl_down tree and broadcast rank 0.
+/// full-tile path; other ops use a bounded shfl_down tree and broadcast rank 0. Neither branches on
+/// `valid`, so every tile of a warp runs the same shuffles (see tile_lanes).
 template <unsigned W, class T, class Op>
 TILEWISE_DEVICE T reduce_tile_partial(T v, Op& op, unsigned valid) {
   constexpr op_kind k = kind_v<Op, T>;
@@ -87,9 +112,6 @@ TILEWISE_DEVICE T reduce_tile_partial(T v, Op& op, unsigned valid) {
     }
     return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
   } else {
-    if (valid >= W) {
-      return reduce_tile<false, W>(v, op);
-    }
 #pragma unroll
     for (unsigned d = 1; d < W; d *= 2) {
       shuffled<T> const down = l.shfl_down(v, d);

@@ -29,15 +29,46 @@ TILEWISE_DEVICE decltype(auto) with_lanes(cg::coalesced_group const& g, F&& f) {
   return f(coalesced_lanes{g});
 }
 
+/// One Kogge–Stone step for 32-bit arithmetic plus on a static tile, as CUB writes it: the
+/// shuffle's predicate guards a predicated add (one dependent instruction less than add + select).
+template <unsigned W, class T>
+TILEWISE_DEVICE T scan_step_plus32(tile_lanes<W> const& l, T v, unsigned d) {
+  constexpr unsigned clamp = (32 - W) << 8;  // shfl.up: segment of W lanes, no lower clamp
+  T r;
+  if constexpr (cuda::std::is_same_v<T, float>) {
+    asm("{ .reg .f32 r0; .reg .pred p;\n\t"
+        "shfl.sync.up.b32 r0|p, %1, %2, %3, %4;\n\t"
+        "@p add.f32 r0, r0, %1;\n\t"
+        "mov.f32 %0, r0; }"
+        : "=f"(r) : "f"(v), "r"(d), "r"(clamp), "r"(l.mask));
+  } else {
+    asm("{ .reg .u32 r0; .reg .pred p;\n\t"
+        "shfl.sync.up.b32 r0|p, %1, %2, %3, %4;\n\t"
+        "@p add.u32 r0, r0, %1;\n\t"
+        "mov.u32 %0, r0; }"
+        : "=r"(r) : "r"(v), "r"(d), "r"(clamp), "r"(l.mask));
+  }
+  return r;
+}
+
+template <class Lanes, class Op, class T>
+inline constexpr bool uses_plus32_step =
+  Lanes::width > 1 && !cuda::std::is_same_v<Lanes, coalesced_lanes> && kind_v<Op, T> == op_kind::plus &&
+  (cuda::std::is_same_v<T, int> || cuda::std::is_same_v<T, unsigned> || cuda::std::is_same_v<T, float>);
+
 /// Kogge–Stone: after the step with distance d, lane r holds the in-order combination of
-/// lanes [r - 2d + 1, r]. log2(size) shfl_up; the shuffle's own predicate masks the low lanes.
+/// lanes [r - 2d + 1, r]. log2(size) shfl_up.
 template <class Lanes, class T, class Op>
 TILEWISE_DEVICE T inclusive_scan_lanes(Lanes const& l, T v, Op& op) {
 #pragma unroll
   for (unsigned d = 1; d < l.size(); d *= 2) {
-    shuffled<T> const up = l.shfl_up(v, d);
-    if (up.valid) {
-      v = op(up.data, v);
+    if constexpr (uses_plus32_step<Lanes, Op, T>) {
+      v = scan_step_plus32(l, v, d);
+    } else {
+      shuffled<T> const up = l.shfl_up(v, d);
+      if (up.valid) {
+        v = op(up.data, v);
+      }
     }
   }
   return v;

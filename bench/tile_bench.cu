@@ -1,0 +1,448 @@
+/// @file
+/// @brief tile_bench: tilewise::tile::reduce / inclusive_scan / exclusive_scan against Cooperative
+///        Groups (cg::reduce, cg::inclusive_scan, cg::exclusive_scan) and CUB (cub::WarpReduce,
+///        cub::WarpScan), for int32, float and double and every tile width W in {1, 2, 4, 8, 16, 32}.
+///
+/// Every variant runs the same kernel: each thread loads one value x, then repeats
+///   r = primitive(tile, v); v = combine(r, x)
+/// chain_length times (a dependent chain; combine is one LOP3 or FMA, the same for every variant),
+/// and stores v. The variants of one row share the grid, the input and the repetition loop, run
+/// interleaved, and the median kernel time (CUDA events) is reported. See README.md.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+
+#include <cuda/std/functional>
+
+#include <tilewise/api.hpp>
+#include <tilewise/tile/reduce.cuh>
+#include <tilewise/tile/scan.cuh>
+
+namespace cg = cooperative_groups;
+
+namespace tile_bench {
+
+// ---- settings ------------------------------------------------------------------------------------
+
+constexpr int block_threads = 256;
+constexpr int chain_length  = 256;  ///< dependent primitive calls per thread and launch
+constexpr int waves         = 4;    ///< grid = SMs x resident blocks per SM x waves
+/// int32 chain values are masked to 26 bits, so no tile sum overflows (no signed-overflow UB).
+constexpr std::int32_t int_mask = (1 << 26) - 1;
+/// int32 inputs lie in [1, 2^21): the first step's tile sums (< 2^26) survive the mask exactly.
+constexpr std::int32_t int_input_max = (1 << 21) - 1;
+constexpr double goal_ratio          = 0.98;
+
+enum class prim { reduce, inclusive_scan, exclusive_scan };
+enum class impl { ours, cg, cub, ours_redux, ours_shfl };
+constexpr int num_impls = 5;
+
+constexpr char const* prim_name(prim p) {
+  return p == prim::reduce ? "reduce" : p == prim::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
+}
+constexpr char const* impl_name(impl i) {
+  constexpr char const* names[num_impls] = {"ours", "cg", "cub", "ours(redux)", "ours(shfl)"};
+  return names[int(i)];
+}
+template <class T>
+constexpr char const* type_name() {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    return "int32";
+  } else if constexpr (std::is_same_v<T, float>) {
+    return "float";
+  } else {
+    static_assert(std::is_same_v<T, double>);
+    return "double";
+  }
+}
+
+// ---- checked CUDA calls --------------------------------------------------------------------------
+
+void check(cudaError_t e, char const* what, char const* file, int line) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", file, line, what, cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+    std::exit(1);
+  }
+}
+#define BENCH_CUDA(call) ::tile_bench::check((call), #call, __FILE__, __LINE__)
+
+// ---- device side ---------------------------------------------------------------------------------
+
+template <prim P, class T, unsigned W>
+using cub_warp = std::conditional_t<P == prim::reduce, cub::WarpReduce<T, int(W)>, cub::WarpScan<T, int(W)>>;
+
+/// One call of primitive P as implementation I provides it.
+template <prim P, impl I, unsigned W, class Tile, class T, class CubTemp>
+__device__ __forceinline__ T primitive(Tile const& tile, T v, CubTemp& temp) {
+  if constexpr (I == impl::ours) {
+    if constexpr (P == prim::reduce) {
+      return tilewise::tile::reduce(tile, v, cuda::std::plus<T>{});
+    } else if constexpr (P == prim::inclusive_scan) {
+      return tilewise::tile::inclusive_scan(tile, v, cuda::std::plus<T>{});
+    } else {
+      return tilewise::tile::exclusive_scan(tile, v, cuda::std::plus<T>{}, T(0));
+    }
+  } else if constexpr (I == impl::ours_redux || I == impl::ours_shfl) {
+    static_assert(P == prim::reduce, "the forced paths exist for reduce only");
+    cuda::std::plus<T> op{};
+    return tilewise::detail::reduce_tile<I == impl::ours_redux, W>(v, op);
+  } else if constexpr (I == impl::cg) {
+    if constexpr (P == prim::reduce) {
+      return cg::reduce(tile, v, cg::plus<T>());  // CG's fastest functor (redux.sync for int, W >= 16)
+    } else if constexpr (P == prim::inclusive_scan) {
+      return cg::inclusive_scan(tile, v, cg::plus<T>());
+    } else {
+      return cg::exclusive_scan(tile, v, cg::plus<T>());
+    }
+  } else {
+    static_assert(I == impl::cub);
+    using warp = cub_warp<P, T, W>;
+    if constexpr (P == prim::reduce) {
+      return warp(temp).Sum(v);  // valid in lane 0 only: CUB's contract, so no broadcast
+    } else {
+      T r;
+      if constexpr (P == prim::inclusive_scan) {
+        warp(temp).InclusiveSum(v, r);
+      } else {
+        warp(temp).ExclusiveSum(v, r);
+      }
+      return r;
+    }
+  }
+}
+
+/// Feeds a result back into the chain: one instruction, identical for every implementation.
+template <unsigned W, class T>
+__device__ __forceinline__ T combine(T r, T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return (r ^ x) & int_mask;  // one LOP3
+  } else {
+    return r * (T(1) / T(W)) + x;  // one FMA; the scale 1/W keeps the values finite
+  }
+}
+
+/// The benchmark kernel: one value per thread, a dependent chain of `reps` primitive calls.
+template <prim P, impl I, class T, unsigned W>
+__global__ void __launch_bounds__(block_threads) chain_kernel(T const* __restrict__ in, T* __restrict__ out, int reps) {
+  // CUB's scratch, one per tile (empty for the shuffle-based specialisations of power-of-two W).
+  __shared__ typename cub_warp<P, T, W>::TempStorage cub_temp[block_threads / W];
+  auto const tile             = cg::tiled_partition<W>(cg::this_thread_block());
+  auto& temp                  = cub_temp[threadIdx.x / W];
+  std::size_t const i         = std::size_t(blockIdx.x) * block_threads + threadIdx.x;
+  T const x                   = in[i];
+  T v                         = x;
+#pragma unroll 1
+  for (int k = 0; k < reps; ++k) {
+    v = combine<W>(primitive<P, I, W>(tile, v, temp), x);
+  }
+  out[i] = v;
+}
+
+// ---- host side -----------------------------------------------------------------------------------
+
+template <class T>
+using kernel_fn = void (*)(T const*, T*, int);
+
+template <class T>
+struct variant {
+  impl which;
+  kernel_fn<T> kernel;
+};
+
+struct row_result {
+  prim p;
+  char const* type;
+  unsigned w;
+  double us[num_impls];  ///< median kernel time per implementation; NaN where not measured
+
+  double best_other() const { return std::fmin(us[int(impl::cg)], us[int(impl::cub)]); }  // fmin skips NaN
+  double ratio() const { return best_other() / us[int(impl::ours)]; }
+};
+
+struct context {
+  int sms            = 0;
+  int max_per_sm     = 0;  ///< resident-block cap from threads per SM
+  int warmup         = 3;
+  int timed          = 21;
+  std::size_t capacity = 0;  ///< elements per buffer
+  void* in           = nullptr;
+  void* out[num_impls] = {};
+  cudaEvent_t start{}, stop{};
+  std::vector<row_result> rows;
+  std::vector<std::string> warnings;
+};
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t const h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
+}
+
+/// Random input, never zero; the same for every W of a type (fixed seed per type).
+template <class T>
+T const* upload_input(context& ctx, std::size_t n) {
+  std::mt19937 rng(sizeof(T) * 7919u + std::is_integral_v<T>);
+  std::vector<T> h(n);
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<T> d(1, int_input_max);
+    for (auto& x : h) x = d(rng);
+  } else {
+    std::uniform_real_distribution<T> d(T(0.5), T(1.5));
+    for (auto& x : h) x = d(rng);
+  }
+  BENCH_CUDA(cudaMemcpy(ctx.in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  return static_cast<T const*>(ctx.in);
+}
+
+template <class T>
+void launch(context& ctx, variant<T> const& v, unsigned grid, T const* in, int reps) {
+  v.kernel<<<grid, block_threads>>>(in, static_cast<T*>(ctx.out[int(v.which)]), reps);
+  BENCH_CUDA(cudaGetLastError());
+}
+
+/// Sanity check for int32: one chain step (exact for our inputs) must agree with `ours`, on every
+/// lane for the scans and on lane 0 of each tile for reduce (CUB's result lives there only).
+template <prim P, class T, unsigned W>
+void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned grid, T const* in, std::size_t n) {
+  std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
+  for (std::size_t j = 0; j < vs.size(); ++j) {
+    launch(ctx, vs[j], grid, in, 1);
+    BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  for (std::size_t j = 1; j < vs.size(); ++j) {
+    for (std::size_t i = 0; i < n; i += (P == prim::reduce ? W : 1)) {
+      if (host[j][i] != host[0][i]) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg, "WARNING: %s %s W=%u: %s differs from ours at element %zu (%lld vs %lld)",
+                      prim_name(P), type_name<T>(), W, impl_name(vs[j].which), i, (long long)host[j][i],
+                      (long long)host[0][i]);
+        ctx.warnings.emplace_back(msg);
+        std::fprintf(stderr, "%s\n", msg);
+        break;
+      }
+    }
+  }
+}
+
+void print_time(double us) {
+  if (std::isnan(us)) {
+    std::printf(" - |");
+  } else {
+    std::printf(" %.2f |", us);
+  }
+}
+
+void print_row(row_result const& r) {
+  std::printf("| %s | %s | %u |", prim_name(r.p), r.type, r.w);
+  for (impl i : {impl::ours, impl::cg, impl::cub}) print_time(r.us[int(i)]);
+  std::printf(" %.3f |", r.ratio());
+  for (impl i : {impl::ours_redux, impl::ours_shfl}) print_time(r.us[int(i)]);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+/// Measures one row: every implementation of primitive P for type T and width W.
+template <prim P, class T, unsigned W>
+void run_row(context& ctx) {
+  std::vector<variant<T>> vs{{impl::ours, chain_kernel<P, impl::ours, T, W>},
+                             {impl::cg, chain_kernel<P, impl::cg, T, W>},
+                             {impl::cub, chain_kernel<P, impl::cub, T, W>}};
+  if constexpr (P == prim::reduce && std::is_same_v<T, std::int32_t>) {
+    vs.push_back({impl::ours_redux, chain_kernel<P, impl::ours_redux, T, W>});
+    vs.push_back({impl::ours_shfl, chain_kernel<P, impl::ours_shfl, T, W>});
+  }
+
+  // One grid for the whole row: the lowest occupancy among its variants keeps every one full.
+  int per_sm = ctx.max_per_sm;
+  for (auto const& v : vs) {
+    int b = 0;
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, block_threads, 0));
+    per_sm = std::min(per_sm, b);
+  }
+  unsigned const grid = unsigned(ctx.sms * std::max(per_sm, 1) * waves);
+  std::size_t const n = std::size_t(grid) * block_threads;
+  T const* in         = upload_input<T>(ctx, n);
+
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    check_agreement<P, T, W>(ctx, vs, grid, in, n);
+  }
+
+  for (int k = 0; k < ctx.warmup; ++k) {
+    for (auto const& v : vs) launch(ctx, v, grid, in, chain_length);
+  }
+  BENCH_CUDA(cudaDeviceSynchronize());
+
+  // Interleaved: each repetition runs every variant once, starting with a different one each time.
+  std::vector<std::vector<float>> ms(vs.size());
+  for (int rep = 0; rep < ctx.timed; ++rep) {
+    for (std::size_t j = 0; j < vs.size(); ++j) {
+      std::size_t const k = (std::size_t(rep) + j) % vs.size();
+      BENCH_CUDA(cudaEventRecord(ctx.start));
+      launch(ctx, vs[k], grid, in, chain_length);
+      BENCH_CUDA(cudaEventRecord(ctx.stop));
+      BENCH_CUDA(cudaEventSynchronize(ctx.stop));
+      float t = 0;
+      BENCH_CUDA(cudaEventElapsedTime(&t, ctx.start, ctx.stop));
+      ms[k].push_back(t);
+    }
+  }
+
+  row_result r{P, type_name<T>(), W, {}};
+  std::fill(std::begin(r.us), std::end(r.us), std::nan(""));
+  for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = 1000.0 * median(ms[k]);
+  print_row(r);
+  ctx.rows.push_back(r);
+}
+
+template <prim P, class T>
+void run_widths(context& ctx) {
+  run_row<P, T, 1>(ctx);
+  run_row<P, T, 2>(ctx);
+  run_row<P, T, 4>(ctx);
+  run_row<P, T, 8>(ctx);
+  run_row<P, T, 16>(ctx);
+  run_row<P, T, 32>(ctx);
+}
+
+template <prim P>
+void run_types(context& ctx) {
+  run_widths<P, std::int32_t>(ctx);
+  run_widths<P, float>(ctx);
+  run_widths<P, double>(ctx);
+}
+
+void write_csv(context const& ctx, char const* path) {
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "tile_bench: cannot open %s for writing: %s\n", path, std::strerror(errno));
+    std::exit(1);
+  }
+  std::fprintf(f, "primitive,type,W,ours_us,cg_us,cub_us,ours_redux_us,ours_shfl_us,ratio_vs_best\n");
+  for (auto const& r : ctx.rows) {
+    std::fprintf(f, "%s,%s,%u", prim_name(r.p), r.type, r.w);
+    for (impl i : {impl::ours, impl::cg, impl::cub, impl::ours_redux, impl::ours_shfl}) {
+      if (std::isnan(r.us[int(i)])) {
+        std::fprintf(f, ",");
+      } else {
+        std::fprintf(f, ",%.4f", r.us[int(i)]);
+      }
+    }
+    std::fprintf(f, ",%.4f\n", r.ratio());
+  }
+  if (std::fclose(f) != 0) {
+    std::fprintf(stderr, "tile_bench: error writing %s\n", path);
+    std::exit(1);
+  }
+}
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: tile_bench [--quick] [--csv FILE] [--help]\n"
+               "  tile-scope reduce / inclusive_scan / exclusive_scan: tilewise vs cg:: vs cub::Warp*,\n"
+               "  int32/float/double, W = 1..32; prints a markdown table of median kernel times.\n"
+               "  --quick     %d timed runs per variant instead of %d\n"
+               "  --csv FILE  also write every row to FILE as CSV\n",
+               7, 21);
+}
+
+}  // namespace tile_bench
+
+int main(int argc, char** argv) {
+  using namespace tile_bench;
+  context ctx;
+  char const* csv = nullptr;
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--quick")) {
+      ctx.warmup = 1;
+      ctx.timed  = 7;
+    } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
+      csv = argv[++a];
+    } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "tile_bench: unknown or incomplete argument '%s'\n", argv[a]);
+      usage(stderr);
+      return 2;
+    }
+  }
+
+  if (tilewise::cuda_device_count() == 0) {
+    std::printf("tile_bench: no CUDA device, skipping\n");
+    return 77;
+  }
+
+  int dev = 0;
+  BENCH_CUDA(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  ctx.sms        = prop.multiProcessorCount;
+  ctx.max_per_sm = std::max(1, prop.maxThreadsPerMultiProcessor / block_threads);
+  ctx.capacity   = std::size_t(ctx.sms) * ctx.max_per_sm * waves * block_threads;
+  BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
+  for (auto& o : ctx.out) BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
+  BENCH_CUDA(cudaEventCreate(&ctx.start));
+  BENCH_CUDA(cudaEventCreate(&ctx.stop));
+
+  std::printf("tile_bench on %s (sm_%d%d, %d SMs): block %d, %d dependent calls per thread, "
+              "grid = SMs x occupancy x %d, median of %d runs (us); ratio = min(cg, cub) / ours\n\n",
+              prop.name, prop.major, prop.minor, ctx.sms, block_threads, chain_length, waves, ctx.timed);
+  std::printf("| primitive | T | W | ours us | cg us | cub us | ratio vs best | ours(redux) us | ours(shfl) us |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+
+  run_types<prim::reduce>(ctx);
+  run_types<prim::inclusive_scan>(ctx);
+  run_types<prim::exclusive_scan>(ctx);
+
+  if (csv) write_csv(ctx, csv);
+
+  // The faster int32 reduce path per W (tuning: tile_tuning_sm80.redux_min_width).
+  std::printf("\nint32 reduce, faster tilewise path per W:");
+  for (auto const& r : ctx.rows) {
+    if (r.p == prim::reduce && !std::strcmp(r.type, "int32")) {
+      double const rx = r.us[int(impl::ours_redux)], sh = r.us[int(impl::ours_shfl)];
+      char const* faster = r.w == 1 ? "same code" : rx < sh ? "redux" : "shfl";  // W = 1: no-op either way
+      std::printf(" W=%u %s (%.3f)%s", r.w, faster, sh / rx, r.w < 32 ? "," : "");
+    }
+  }
+  std::printf("  [shfl/redux time]; today redux from W=%u\n", tilewise::detail::tile_tuning_sm80.redux_min_width);
+  for (auto const& w : ctx.warnings) std::printf("%s\n", w.c_str());
+
+  int rows = 0, good = 0;
+  row_result const* worst = nullptr;
+  for (auto const& r : ctx.rows) {
+    if (std::isnan(r.ratio())) continue;
+    ++rows;
+    good += r.ratio() >= goal_ratio;
+    if (!worst || r.ratio() < worst->ratio()) worst = &r;
+  }
+  if (worst) {
+    std::printf("rows: %d, ours >= %.2fx best in %d of %d, worst ratio %.3f at (%s,%s,%u)\n", rows, goal_ratio,
+                good, rows, worst->ratio(), prim_name(worst->p), worst->type, worst->w);
+  }
+
+  for (auto o : ctx.out) BENCH_CUDA(cudaFree(o));
+  BENCH_CUDA(cudaFree(ctx.in));
+  BENCH_CUDA(cudaEventDestroy(ctx.start));
+  BENCH_CUDA(cudaEventDestroy(ctx.stop));
+  return 0;
+}

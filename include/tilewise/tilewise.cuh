@@ -3,5 +3,10 @@
 #pragma once
 
 #include <tilewise/api.hpp>
+#include <tilewise/tile/atomic.cuh>
+#include <tilewise/tile/compact.cuh>
+#include <tilewise/tile/group_by.cuh>
+#include <tilewise/tile/histogram.cuh>
+#include <tilewise/tile/match.cuh>
 #include <tilewise/tile/reduce.cuh>
 #include <tilewise/tile/scan.cuh>

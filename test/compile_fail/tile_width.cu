@@ -5,8 +5,7 @@
 
 #include <cuda/std/functional>
 
-#include <tilewise/tile/reduce.cuh>
-#include <tilewise/tile/scan.cuh>
+#include <tilewise/tilewise.cuh>
 
 #ifndef BAD_WIDTH
 #  define BAD_WIDTH 3
@@ -17,6 +16,11 @@ constexpr unsigned width = 8;
 constexpr unsigned width = BAD_WIDTH;
 #endif
 
-__device__ int use(cooperative_groups::thread_block_tile<width, cooperative_groups::thread_block> const& tile, int v) {
-  return tilewise::tile::reduce(tile, v, cuda::std::plus<>{}) + tilewise::tile::inclusive_scan(tile, v, cuda::std::plus<>{});
+__device__ int use(cooperative_groups::thread_block_tile<width, cooperative_groups::thread_block> const& tile, int v,
+                   int* out, unsigned* cursor) {
+  tilewise::tile::histogram(tile, cursor, v);
+  return tilewise::tile::reduce(tile, v, cuda::std::plus<>{}) + tilewise::tile::inclusive_scan(tile, v, cuda::std::plus<>{}) +
+         tilewise::tile::compact(tile, v > 0, v, out) + tilewise::tile::compact_append(tile, v > 0, v, out, cursor) +
+         tilewise::tile::atomic_add(tile, out, v) + tilewise::tile::match_any(tile, v) +
+         tilewise::tile::reduce_by_key(tile, v, v, cuda::std::plus<>{}).value;
 }

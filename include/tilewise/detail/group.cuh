@@ -69,6 +69,22 @@ TILEWISE_DEVICE unsigned lane_id() {
   return lane;
 }
 
+/// Lanes below this one in the warp.
+TILEWISE_DEVICE unsigned lanemask_lt() {
+  unsigned m;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
+
+/// The bits of a 4- or 8-byte key, as `__match_any_sync` takes them (keys compare bitwise).
+template <class Key>
+TILEWISE_DEVICE auto key_bits(Key const& k) {
+  static_assert(sizeof(Key) == 4 || sizeof(Key) == 8, "tilewise::tile: a key must be 4 or 8 bytes");
+  static_assert(cuda::std::is_trivially_copyable_v<Key>, "tilewise::tile: a key must be trivially copyable");
+  using word = cuda::std::conditional_t<sizeof(Key) == 4, unsigned, unsigned long long>;
+  return cuda::std::bit_cast<word>(k);
+}
+
 template <class T>
 struct shuffled {
   T data;
@@ -90,14 +106,32 @@ struct tile_lanes {
   unsigned tile_mask;  ///< the tile's lanes in the hardware warp
   unsigned mask;       ///< member mask of the shuffles
   unsigned rank;       ///< this lane's rank in the tile
+  unsigned lane;       ///< this lane in the hardware warp
+  unsigned base;       ///< the tile's first lane in the hardware warp
 
   TILEWISE_DEVICE tile_lanes() {
-    unsigned const lane = lane_id();
-    tile_mask           = W == 32 ? 0xFFFFFFFFu : ((1u << (W % 32)) - 1u) << (lane & ~(W - 1));
-    mask                = W == 32 || __activemask() == 0xFFFFFFFFu ? 0xFFFFFFFFu : tile_mask;
-    rank                = lane & (W - 1);
+    lane      = lane_id();
+    base      = lane & ~(W - 1);
+    tile_mask = W == 32 ? 0xFFFFFFFFu : ((1u << (W % 32)) - 1u) << base;
+    mask      = W == 32 || __activemask() == 0xFFFFFFFFu ? 0xFFFFFFFFu : tile_mask;
+    rank      = lane & (W - 1);
   }
   TILEWISE_DEVICE static constexpr unsigned size() { return W; }
+
+  // Warp-lane-numbered helpers (bit i = hardware lane i), restricted to this tile's lanes.
+  TILEWISE_DEVICE unsigned members() const { return tile_mask; }
+  TILEWISE_DEVICE unsigned ballot(bool p) const { return __ballot_sync(mask, p) & tile_mask; }
+  TILEWISE_DEVICE bool any(bool p) const { return __any_sync(mask, p); }
+  template <class Key>
+  TILEWISE_DEVICE unsigned match(Key const& k) const {
+    return __match_any_sync(mask, key_bits(k)) & tile_mask;
+  }
+  /// A warp-lane mask of this tile's lanes, renumbered by rank in the tile.
+  TILEWISE_DEVICE unsigned to_ranks(unsigned lanes) const { return W == 32 ? lanes : lanes >> base; }
+  template <class T>
+  TILEWISE_DEVICE T shfl_lane(T const& v, unsigned src_lane) const {
+    return cuda::device::warp_shuffle_idx(v, int(src_lane), mask).data;
+  }
 
   template <class T>
   TILEWISE_DEVICE T shfl(T const& v, unsigned src_rank) const {
@@ -161,6 +195,28 @@ struct coalesced_lanes {
   template <class T>
   TILEWISE_DEVICE T last(T const& v) const {
     return cuda::device::warp_shuffle_idx(v, int(31 - __clz(mask)), mask).data;
+  }
+
+  // Warp-lane-numbered helpers (bit i = hardware lane i).
+  TILEWISE_DEVICE unsigned members() const { return mask; }
+  TILEWISE_DEVICE unsigned ballot(bool p) const { return __ballot_sync(mask, p); }
+  TILEWISE_DEVICE bool any(bool p) const { return __any_sync(mask, p); }
+  template <class Key>
+  TILEWISE_DEVICE unsigned match(Key const& k) const {
+    return __match_any_sync(mask, key_bits(k));
+  }
+  /// A warp-lane mask of group lanes, renumbered by rank in the group (bit r = rank r).
+  TILEWISE_DEVICE unsigned to_ranks(unsigned lanes) const {
+    unsigned packed = 0;
+    for (unsigned rest = lanes; rest != 0; rest &= rest - 1) {
+      unsigned const l = __ffs(rest) - 1;
+      packed |= 1u << __popc(mask & ((1u << l) - 1u));
+    }
+    return packed;
+  }
+  template <class T>
+  TILEWISE_DEVICE T shfl_lane(T const& v, unsigned src_lane) const {
+    return cuda::device::warp_shuffle_idx(v, int(src_lane), mask).data;
   }
 };
 

@@ -87,16 +87,23 @@ TILEWISE_DEVICE T reduce_group(cg::thread_block_tile<W, Parent> const&, T v, Op&
   return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
 }
 
+/// Reduction over a lanes view (used by the other tile primitives once they hold one).
+template <unsigned W, class T, class Op>
+TILEWISE_DEVICE T reduce_lanes(tile_lanes<W> const&, T v, Op& op) {
+  return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
+}
+
+template <class T, class Op>
+TILEWISE_DEVICE T reduce_lanes(coalesced_lanes const& l, T v, Op& op) {
+  if constexpr (redux_capable<Op, T>) {
+    NV_IF_TARGET(NV_PROVIDES_SM_80, (return redux<kind_v<Op, T>>(l.mask, v);))
+  }
+  return l.last(inclusive_scan_lanes(l, v, op));
+}
+
 template <class T, class Op>
 TILEWISE_DEVICE T reduce_group(cg::coalesced_group const& g, T v, Op& op) {
-  if constexpr (redux_capable<Op, T>) {
-    NV_IF_TARGET(NV_PROVIDES_SM_80, (return redux<kind_v<Op, T>>(coalesced_mask(g), v);))
-  }
-  if (g.size() == 32) {
-    return butterfly_reduce(tile_lanes<32>{}, v, op);
-  }
-  coalesced_lanes const l{g};
-  return l.last(inclusive_scan_lanes(l, v, op));
+  return with_lanes(g, [&](auto const& l) { return reduce_lanes(l, v, op); });
 }
 
 /// Partial tile: only ranks < valid contribute. Known ops substitute their identity and take the

@@ -89,6 +89,20 @@ TILEWISE_DEVICE T exclusive_from_inclusive(Lanes const& l, T v, T incl, Op& op, 
   }
 }
 
+/// Exclusive scan without the aggregate: integer plus / xor subtract the own value from the
+/// inclusive prefix; other ops scan the values shifted up by one rank with `init` on rank 0, which
+/// saves the final `op(init, ...)` of exclusive_from_inclusive.
+template <class Lanes, class T, class Op>
+TILEWISE_DEVICE T exclusive_scan_lanes(Lanes const& l, T v, Op& op, T const& init) {
+  constexpr op_kind k = kind_v<Op, T>;
+  if constexpr (cuda::std::is_integral_v<T> && (k == op_kind::plus || k == op_kind::bit_xor)) {
+    return exclusive_from_inclusive(l, v, inclusive_scan_lanes(l, v, op), op, init);
+  } else {
+    shuffled<T> const up = l.shfl_up(v, 1);
+    return inclusive_scan_lanes(l, up.valid ? up.data : init, op);
+  }
+}
+
 }  // namespace tilewise::detail
 
 namespace tilewise::tile {
@@ -122,10 +136,7 @@ struct exclusive_scan_fn {
   TILEWISE_DEVICE T operator()(Group const& g, T v, Op op, cuda::std::type_identity_t<T> init) const {
     detail::check_tile_args<Group, T>();
     if constexpr (detail::valid_tile_args<Group, T>) {
-      return detail::with_lanes(g, [&](auto const& l) {
-        T const incl = detail::inclusive_scan_lanes(l, v, op);
-        return detail::exclusive_from_inclusive(l, v, incl, op, init);
-      });
+      return detail::with_lanes(g, [&](auto const& l) { return detail::exclusive_scan_lanes(l, v, op, init); });
     } else {
       return v;
     }

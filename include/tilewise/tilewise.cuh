@@ -3,6 +3,10 @@
 #pragma once
 
 #include <tilewise/api.hpp>
+#include <tilewise/block/compact.cuh>
+#include <tilewise/block/histogram.cuh>
+#include <tilewise/block/reduce.cuh>
+#include <tilewise/block/scan.cuh>
 #include <tilewise/tile/atomic.cuh>
 #include <tilewise/tile/compact.cuh>
 #include <tilewise/tile/group_by.cuh>

@@ -52,14 +52,20 @@ class histogram {
     block.sync();
   }
 
-  /// @brief Adds `w` to bin `bin` (equal bins within a tile are combined first when that pays).
+  /// @brief Adds 1 to bin `bin` (see tile::histogram for how equal bins are combined).
   /// @param bin must be in [0, Bins): the caller's contract, trapped in debug builds.
   /// @note Collective over each W-tile (whole tiles call it together); no barrier.
   template <class Index>
+  TILEWISE_DEVICE void add(cooperative_groups::thread_block const& block, Index bin) {
+    check_bin(bin);
+    tilewise::tile::histogram(cooperative_groups::tiled_partition<W>(block), storage_.bins, bin);
+  }
+
+  /// @brief Adds `w` to bin `bin`.
+  template <class Index>
   TILEWISE_DEVICE void add(cooperative_groups::thread_block const& block, Index bin,
-                           cuda::std::type_identity_t<Counter> w = Counter(1)) {
-    static_assert(cuda::std::is_integral_v<Index>, "tilewise::block::histogram: the bin index must be an integer");
-    assert(cuda::std::make_unsigned_t<Index>(bin) < Bins && "tilewise::block::histogram: bin index out of range");
+                           cuda::std::type_identity_t<Counter> w) {
+    check_bin(bin);
     tilewise::tile::histogram(cooperative_groups::tiled_partition<W>(block), storage_.bins, bin, w);
   }
 
@@ -80,6 +86,11 @@ class histogram {
   TILEWISE_DEVICE Counter const* bins() const { return storage_.bins; }
 
  private:
+  template <class Index>
+  TILEWISE_DEVICE static void check_bin([[maybe_unused]] Index bin) {
+    static_assert(cuda::std::is_integral_v<Index>, "tilewise::block::histogram: the bin index must be an integer");
+    assert(cuda::std::make_unsigned_t<Index>(bin) < Bins && "tilewise::block::histogram: bin index out of range");
+  }
   TILEWISE_DEVICE static void check_launch([[maybe_unused]] cooperative_groups::thread_block const& block) {
     assert(block.size() == BlockSize && "tilewise::block: the launch's block size must equal BlockSize");
   }

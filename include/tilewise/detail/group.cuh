@@ -118,6 +118,15 @@ struct tile_lanes {
   }
   TILEWISE_DEVICE static constexpr unsigned size() { return W; }
 
+  template <class T>
+  TILEWISE_DEVICE shuffled<T> shfl_up1(T const& v) const {
+    return shfl_up(v, 1);
+  }
+  template <class T>
+  TILEWISE_DEVICE T last(T const& v) const {
+    return shfl(v, W - 1);
+  }
+
   // Warp-lane-numbered helpers (bit i = hardware lane i), restricted to this tile's lanes.
   TILEWISE_DEVICE unsigned members() const { return tile_mask; }
   TILEWISE_DEVICE unsigned ballot(bool p) const { return __ballot_sync(mask, p) & tile_mask; }
@@ -179,17 +188,12 @@ struct coalesced_lanes {
       : mask(coalesced_mask(g)), lane(lane_id()), rank(g.thread_rank()), count(g.size()) {}
   TILEWISE_DEVICE unsigned size() const { return count; }
 
+  /// The value of the next lower rank, `valid == false` on rank 0.
   template <class T>
-  TILEWISE_DEVICE T shfl(T const& v, unsigned src_rank) const {
-    unsigned const src = __fns(mask, 0, int(src_rank) + 1);
-    return cuda::device::warp_shuffle_idx(v, int(src), mask).data;
-  }
-  /// The value of the lane `delta` ranks below, `valid == false` on the lowest `delta` ranks.
-  template <class T>
-  TILEWISE_DEVICE shuffled<T> shfl_up(T const& v, unsigned delta) const {
-    unsigned const src = __fns(mask, lane, -int(delta) - 1);
-    bool const ok      = src < 32;
-    return {cuda::device::warp_shuffle_idx(v, int(ok ? src : lane), mask).data, ok};
+  TILEWISE_DEVICE shuffled<T> shfl_up1(T const& v) const {
+    unsigned const below = mask & lanemask_lt();
+    unsigned const src   = below == 0 ? lane : 31u - __clz(below);
+    return {cuda::device::warp_shuffle_idx(v, int(src), mask).data, below != 0};
   }
   /// The value of the lane with rank `count - 1`.
   template <class T>

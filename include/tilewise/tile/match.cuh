@@ -2,44 +2,20 @@
 /// @brief tile::match_any: which lanes of the group hold the same key, plus the peer-group
 ///        building blocks (scans over an arbitrary set of lanes) that group_by and atomic use.
 ///
-/// Cost: `__match_any_sync` is about 370 cycles of latency on Hopper, roughly 65 shuffles'
-/// worth of throughput (PERF-NOTES.md; measured again by bench/tile_ops_bench). Use it where it
-/// saves more than that: many equal keys meeting in a tile (contended atomics, skewed keys).
+/// Cost grows with the number of distinct keys in the warp (bench/tile_ops_bench, H200, uint32
+/// dependent chains): with 1 key about one shuffle; 4 keys ~1.9x a shuffle's latency and ~4x its
+/// throughput; 32 keys ~400 cycles, ~34x below the throughput of the same chain of shuffles (the
+/// "65x" of PERF-NOTES.md against peak shuffle rate). Use it where it saves more than that:
+/// equal keys meeting in a tile in front of contended global atomics or hash-table inserts.
 #pragma once
 
 #include <cuda/std/type_traits>
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/group.cuh>
+#include <tilewise/detail/peer_scan.cuh>
 #include <tilewise/tile/scan.cuh>
 
-namespace tilewise::detail {
-
-/// Inclusive scan over the lanes of `peers` (warp-lane mask that holds this lane), in lane order:
-/// Kogge–Stone in peer-rank space, each step reading the peer `d` ranks below through `__fns`.
-/// Every lane of `l` calls it; the loop runs ceil(log2(largest peer group)) steps.
-template <class Lanes, class T, class Op>
-TILEWISE_DEVICE T peer_inclusive_scan(Lanes const& l, unsigned peers, T v, Op& op) {
-  unsigned const lane  = lane_id();
-  unsigned const below = __popc(peers & lanemask_lt());
-  for (unsigned d = 1; l.any(below >= d); d *= 2) {
-    unsigned const src = __fns(peers, lane, -int(d) - 1);
-    T const other      = l.shfl_lane(v, below >= d ? src : lane);
-    if (below >= d) {
-      v = op(other, v);
-    }
-  }
-  return v;
-}
-
-/// Reduction over the lanes of `peers`, on every peer: the scan's value at the last peer.
-template <class Lanes, class T, class Op>
-TILEWISE_DEVICE T peer_reduce(Lanes const& l, unsigned peers, T v, Op& op) {
-  T const inclusive = peer_inclusive_scan(l, peers, v, op);
-  return l.shfl_lane(inclusive, 31 - __clz(peers));
-}
-
-}  // namespace tilewise::detail
 
 namespace tilewise::tile {
 

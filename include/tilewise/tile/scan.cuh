@@ -13,6 +13,7 @@
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/group.cuh>
+#include <tilewise/detail/peer_scan.cuh>
 
 namespace tilewise::detail {
 
@@ -60,18 +61,22 @@ inline constexpr bool uses_plus32_step =
 /// lanes [r - 2d + 1, r]. log2(size) shfl_up.
 template <class Lanes, class T, class Op>
 TILEWISE_DEVICE T inclusive_scan_lanes(Lanes const& l, T v, Op& op) {
+  if constexpr (cuda::std::is_same_v<Lanes, coalesced_lanes>) {
+    return peer_inclusive_scan(l, l.mask, v, op);  // the group's lanes need not be contiguous
+  } else {
 #pragma unroll
-  for (unsigned d = 1; d < l.size(); d *= 2) {
-    if constexpr (uses_plus32_step<Lanes, Op, T>) {
-      v = scan_step_plus32(l, v, d);
-    } else {
-      shuffled<T> const up = l.shfl_up(v, d);
-      if (up.valid) {
-        v = op(up.data, v);
+    for (unsigned d = 1; d < l.size(); d *= 2) {
+      if constexpr (uses_plus32_step<Lanes, Op, T>) {
+        v = scan_step_plus32(l, v, d);
+      } else {
+        shuffled<T> const up = l.shfl_up(v, d);
+        if (up.valid) {
+          v = op(up.data, v);
+        }
       }
     }
+    return v;
   }
-  return v;
 }
 
 /// Exclusive prefix from the inclusive one: `op(init, incl - v)` for integer plus and xor
@@ -84,7 +89,7 @@ TILEWISE_DEVICE T exclusive_from_inclusive(Lanes const& l, T v, T incl, Op& op, 
     T const before = k == op_kind::plus ? T(U(incl) - U(v)) : T(incl ^ v);  // identity on lane 0
     return op(init, before);
   } else {
-    shuffled<T> const up = l.shfl_up(incl, 1);
+    shuffled<T> const up = l.shfl_up1(incl);
     return up.valid ? T(op(init, up.data)) : init;
   }
 }
@@ -98,7 +103,7 @@ TILEWISE_DEVICE T exclusive_scan_lanes(Lanes const& l, T v, Op& op, T const& ini
   if constexpr (cuda::std::is_integral_v<T> && (k == op_kind::plus || k == op_kind::bit_xor)) {
     return exclusive_from_inclusive(l, v, inclusive_scan_lanes(l, v, op), op, init);
   } else {
-    shuffled<T> const up = l.shfl_up(v, 1);
+    shuffled<T> const up = l.shfl_up1(v);
     return inclusive_scan_lanes(l, up.valid ? up.data : init, op);
   }
 }
@@ -151,7 +156,7 @@ struct exclusive_scan_fn {
     if constexpr (detail::valid_tile_args<Group, T>) {
       return detail::with_lanes(g, [&](auto const& l) {
         T const incl = detail::inclusive_scan_lanes(l, v, op);
-        aggregate    = l.shfl(incl, l.size() - 1);
+        aggregate    = l.last(incl);
         return detail::exclusive_from_inclusive(l, v, incl, op, init);
       });
     } else {

@@ -1,0 +1,521 @@
+/// @file
+/// @brief block_bench: tilewise::block::reduce / inclusive_scan / exclusive_scan against
+///        cub::BlockReduce / cub::BlockScan (their default algorithms, with the result on every
+///        thread), for int32, float and double, block sizes 128..1024 (W = 32) and 256 with W = 16.
+///
+/// Every variant runs the same kernel: each thread loads one value x, then repeats
+///   r = primitive(block, v); v = combine(r, x)
+/// chain_length times (a dependent chain; combine is one LOP3 or FMA, the same for every variant),
+/// and stores v. Variants of one row share the grid, the input and the repetition loop, run
+/// interleaved, and the median kernel time (CUDA events) is reported. See README.md.
+///
+/// Shapes measured (each one a correct use of the primitive called back to back):
+/// - ours: one object per call on one temp_storage, no barrier between calls (tilewise's rule),
+///   the plan (one or two barriers per call) that detail::block_tuning picks for the shape;
+/// - cub, reduce: cub::BlockReduce<T, B> (default BLOCK_REDUCE_WARP_REDUCTIONS), then thread 0
+///   broadcasts through shared memory (a second barrier), so every thread has the result;
+/// - cub, scans: cub::BlockScan<T, B> (default BLOCK_SCAN_RAKING); two TempStorage used in turn,
+///   which makes the barrier CUB asks for between reuses of one TempStorage unnecessary;
+/// - cub alt, reduce: the same BlockReduce without the broadcast: result in thread 0 only (CUB's
+///   contract; not the same result), two TempStorage in turn, one barrier per call;
+/// - cub alt, scans: BLOCK_SCAN_WARP_SCANS, two TempStorage in turn;
+/// - ours 1 barrier / 2 barriers: tilewise with each plan forced (detail::block_tuning picks one
+///   per shape; the "plan" column is the tuned choice);
+/// - ours 1 barrier fixed phase: the one-barrier plan with the buffer chosen by the loop counter
+///   and a plain barrier, which prices the phase bookkeeping of the public calls (not a public mode).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <cooperative_groups.h>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <cuda/std/functional>
+
+#include <tilewise/api.hpp>
+#include <tilewise/block/reduce.cuh>
+#include <tilewise/block/scan.cuh>
+
+namespace cg = cooperative_groups;
+
+namespace block_bench {
+
+// ---- settings ------------------------------------------------------------------------------------
+
+constexpr int chain_length = 128;  ///< dependent primitive calls per thread and launch
+constexpr int waves        = 4;    ///< grid = SMs x resident blocks per SM x waves
+/// int32 chain values are masked to 20 bits, so no block sum of up to 1024 of them overflows.
+constexpr std::int32_t int_mask = (1 << 20) - 1;
+constexpr double goal_ratio     = 0.98;
+
+enum class prim { reduce, inclusive_scan, exclusive_scan };
+enum class impl { ours, cub, cub_alt, ours_1b, ours_2b, ours_fixed };
+constexpr int num_impls = 6;
+
+constexpr char const* prim_name(prim p) {
+  return p == prim::reduce ? "reduce" : p == prim::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
+}
+constexpr char const* impl_name(impl i) {
+  constexpr char const* names[num_impls] = {"ours", "cub", "cub alt", "ours 1 barrier", "ours 2 barriers", "ours 1 barrier fixed phase"};
+  return names[int(i)];
+}
+template <class T>
+constexpr char const* type_name() {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    return "int32";
+  } else if constexpr (std::is_same_v<T, float>) {
+    return "float";
+  } else {
+    static_assert(std::is_same_v<T, double>);
+    return "double";
+  }
+}
+
+// ---- checked CUDA calls --------------------------------------------------------------------------
+
+void check(cudaError_t e, char const* what, char const* file, int line) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", file, line, what, cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+    std::exit(1);
+  }
+}
+#define BENCH_CUDA(call) ::block_bench::check((call), #call, __FILE__, __LINE__)
+
+// ---- device side ---------------------------------------------------------------------------------
+
+template <prim P, class T, unsigned B, unsigned W>
+using ours_t = std::conditional_t<P == prim::reduce, tilewise::block::reduce<T, B, W>,
+                                  std::conditional_t<P == prim::inclusive_scan, tilewise::block::inclusive_scan<T, B, W>,
+                                                     tilewise::block::exclusive_scan<T, B, W>>>;
+
+template <prim P, impl I, class T, unsigned B>
+using cub_t = std::conditional_t<P == prim::reduce, cub::BlockReduce<T, int(B)>,
+                                 cub::BlockScan<T, int(B), I == impl::cub ? cub::BLOCK_SCAN_RAKING : cub::BLOCK_SCAN_WARP_SCANS>>;
+
+/// The plans of tilewise's variants: tuned, forced one barrier, forced two barriers.
+template <prim P, impl I, class T, unsigned B, unsigned W, class plans = tilewise::detail::block_plans<T, B, W>>
+inline constexpr tilewise::detail::block_plan plan_of =
+  I == impl::ours_1b || I == impl::ours_fixed ? (P == prim::reduce ? plans::reduce_one : plans::scan_one)
+  : I == impl::ours_2b                        ? (P == prim::reduce ? plans::reduce_two : plans::scan_two)
+                                              : (P == prim::reduce ? plans::reduce : plans::scan);
+
+/// Shared memory of one variant.
+template <prim P, impl I, class T, unsigned B, unsigned W>
+struct storage {
+  tilewise::detail::block_storage<T, B / W, B, plan_of<P, I, T, B, W>.one_barrier> tmp;
+};
+template <prim P, class T, unsigned B, unsigned W>
+struct storage<P, impl::ours, T, B, W> {
+  typename ours_t<P, T, B, W>::temp_storage tmp;
+};
+template <prim P, class T, unsigned B, unsigned W>
+struct storage<P, impl::cub, T, B, W> {
+  typename cub_t<P, impl::cub, T, B>::TempStorage tmp[P == prim::reduce ? 1 : 2];
+  T bcast;
+};
+template <prim P, class T, unsigned B, unsigned W>
+struct storage<P, impl::cub_alt, T, B, W> {
+  typename cub_t<P, impl::cub_alt, T, B>::TempStorage tmp[2];
+};
+
+/// One call of primitive P as implementation I provides it (call number k).
+template <prim P, impl I, class T, unsigned B, unsigned W>
+__device__ __forceinline__ T primitive(storage<P, I, T, B, W>& s, cg::thread_block const& block, T v, int k) {
+  cuda::std::plus<T> op{};
+  if constexpr (I == impl::ours) {
+    if constexpr (P == prim::exclusive_scan) {
+      return ours_t<P, T, B, W>{s.tmp}(block, v, op, T(0));
+    } else {
+      return ours_t<P, T, B, W>{s.tmp}(block, v, op);
+    }
+  } else if constexpr (I == impl::ours_1b || I == impl::ours_2b || I == impl::ours_fixed) {
+    constexpr auto plan  = plan_of<P, I, T, B, W>;
+    constexpr bool fixed = I == impl::ours_fixed;  // phase from the loop counter, plain barrier
+    if constexpr (P == prim::reduce) {
+      return tilewise::detail::block_reduce<plan.one_barrier, plan.lanes, false, B, W, !fixed>(s.tmp, block, v, op, B,
+                                                                                               unsigned(k));
+    } else {
+      return tilewise::detail::block_scan<plan.one_barrier, plan.lanes, P == prim::exclusive_scan, false, B, W, !fixed>(
+        s.tmp, block, v, op, T(0), nullptr, unsigned(k));
+    }
+  } else if constexpr (I == impl::cub) {
+    using C = cub_t<P, I, T, B>;
+    if constexpr (P == prim::reduce) {
+      T const r = C(s.tmp[0]).Sum(v);  // valid in thread 0 only: broadcast it
+      if (block.thread_rank() == 0) {
+        s.bcast = r;
+      }
+      block.sync();
+      return s.bcast;
+    } else {
+      T r;
+      if constexpr (P == prim::inclusive_scan) {
+        C(s.tmp[k & 1]).InclusiveSum(v, r);
+      } else {
+        C(s.tmp[k & 1]).ExclusiveSum(v, r);
+      }
+      return r;
+    }
+  } else {
+    static_assert(I == impl::cub_alt);
+    using C = cub_t<P, I, T, B>;
+    if constexpr (P == prim::reduce) {
+      return C(s.tmp[k & 1]).Sum(v);  // thread 0 only
+    } else {
+      T r;
+      if constexpr (P == prim::inclusive_scan) {
+        C(s.tmp[k & 1]).InclusiveSum(v, r);
+      } else {
+        C(s.tmp[k & 1]).ExclusiveSum(v, r);
+      }
+      return r;
+    }
+  }
+}
+
+/// Feeds a result back into the chain: one instruction, identical for every implementation.
+template <unsigned B, class T>
+__device__ __forceinline__ T combine(T r, T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return (r ^ x) & int_mask;  // one LOP3
+  } else {
+    return r * (T(1) / T(B)) + x;  // one FMA; the scale 1/B keeps the values finite
+  }
+}
+
+/// The benchmark kernel: one value per thread, a dependent chain of `reps` primitive calls.
+template <prim P, impl I, class T, unsigned B, unsigned W>
+__global__ void __launch_bounds__(B) chain_kernel(T const* __restrict__ in, T* __restrict__ out, int reps) {
+  __shared__ storage<P, I, T, B, W> s;
+  auto const block    = cg::this_thread_block();
+  std::size_t const i = std::size_t(blockIdx.x) * B + threadIdx.x;
+  T const x           = in[i];
+  T v                 = x;
+#pragma unroll 1
+  for (int k = 0; k < reps; ++k) {
+    v = combine<B>(primitive<P, I, T, B, W>(s, block, v, k), x);
+  }
+  out[i] = v;
+}
+
+// ---- host side -----------------------------------------------------------------------------------
+
+template <class T>
+using kernel_fn = void (*)(T const*, T*, int);
+
+template <class T>
+struct variant {
+  impl which;
+  kernel_fn<T> kernel;
+};
+
+struct row_result {
+  prim p;
+  char const* type;
+  unsigned block;
+  unsigned w;
+  bool one_barrier;      ///< the tuned plan of ours: one barrier (else two)
+  unsigned lanes;        ///< and its combine lanes
+  double us[num_impls];  ///< median kernel time per implementation; NaN where not measured
+
+  double ratio() const { return us[int(impl::cub)] / us[int(impl::ours)]; }
+  /// Against the faster CUB shape that gives every thread its result (scans: raking or warp scans).
+  double ratio_best() const {
+    double const alt = p == prim::reduce ? std::nan("") : us[int(impl::cub_alt)];
+    return std::fmin(us[int(impl::cub)], alt) / us[int(impl::ours)];
+  }
+};
+
+struct context {
+  int sms              = 0;
+  int max_threads_sm   = 0;
+  int warmup           = 3;
+  int timed            = 21;
+  std::size_t capacity = 0;  ///< elements per buffer
+  void* in             = nullptr;
+  void* out[num_impls] = {};
+  cudaEvent_t start{}, stop{};
+  std::vector<row_result> rows;
+  std::vector<std::string> warnings;
+};
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t const h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
+}
+
+/// Random input, never zero; the same for every shape of a type (fixed seed per type).
+template <class T>
+T const* upload_input(context& ctx, std::size_t n) {
+  std::mt19937 rng(sizeof(T) * 7919u + std::is_integral_v<T>);
+  std::vector<T> h(n);
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<T> d(1, int_mask);
+    for (auto& x : h) x = d(rng);
+  } else {
+    std::uniform_real_distribution<T> d(T(0.5), T(1.5));
+    for (auto& x : h) x = d(rng);
+  }
+  BENCH_CUDA(cudaMemcpy(ctx.in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  return static_cast<T const*>(ctx.in);
+}
+
+template <class T>
+void launch(context& ctx, variant<T> const& v, unsigned grid, unsigned block, T const* in, int reps) {
+  v.kernel<<<grid, block>>>(in, static_cast<T*>(ctx.out[int(v.which)]), reps);
+  BENCH_CUDA(cudaGetLastError());
+}
+
+/// Sanity check for int32: one chain step (exact for our inputs) must agree with `ours` on every
+/// thread (on thread 0 of each block for `cub alt` reduce, whose result lives there only).
+template <prim P, class T, unsigned B, unsigned W>
+void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned grid, T const* in, std::size_t n) {
+  std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
+  for (std::size_t j = 0; j < vs.size(); ++j) {
+    launch(ctx, vs[j], grid, B, in, 1);
+    BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  for (std::size_t j = 1; j < vs.size(); ++j) {
+    bool const thread0 = P == prim::reduce && vs[j].which == impl::cub_alt;
+    for (std::size_t i = 0; i < n; i += thread0 ? B : 1) {
+      if (host[j][i] != host[0][i]) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg, "WARNING: %s %s B=%u W=%u: %s differs from ours at element %zu (%lld vs %lld)",
+                      prim_name(P), type_name<T>(), B, W, impl_name(vs[j].which), i, (long long)host[j][i],
+                      (long long)host[0][i]);
+        ctx.warnings.emplace_back(msg);
+        std::fprintf(stderr, "%s\n", msg);
+        break;
+      }
+    }
+  }
+}
+
+void print_time(double us) {
+  if (std::isnan(us)) {
+    std::printf(" - |");
+  } else {
+    std::printf(" %.2f |", us);
+  }
+}
+
+void print_row(row_result const& r) {
+  std::printf("| %s | %s | %u | %u |", prim_name(r.p), r.type, r.block, r.w);
+  for (impl i : {impl::ours, impl::cub, impl::cub_alt}) print_time(r.us[int(i)]);
+  std::printf(" %.3f | %.3f |", r.ratio(), r.ratio_best());
+  std::printf(" %s, %u |", r.one_barrier ? "1" : "2", r.lanes);
+  for (impl i : {impl::ours_1b, impl::ours_2b, impl::ours_fixed}) print_time(r.us[int(i)]);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+/// Measures one row: every implementation of primitive P for type T, block size B and width W.
+template <prim P, class T, unsigned B, unsigned W>
+void run_row(context& ctx) {
+  std::vector<variant<T>> vs{{impl::ours, chain_kernel<P, impl::ours, T, B, W>},
+                             {impl::cub, chain_kernel<P, impl::cub, T, B, W>},
+                             {impl::cub_alt, chain_kernel<P, impl::cub_alt, T, B, W>},
+                             {impl::ours_1b, chain_kernel<P, impl::ours_1b, T, B, W>},
+                             {impl::ours_2b, chain_kernel<P, impl::ours_2b, T, B, W>},
+                             {impl::ours_fixed, chain_kernel<P, impl::ours_fixed, T, B, W>}};
+
+  // One grid for the whole row: the lowest occupancy among its variants keeps every one full.
+  int per_sm = std::max(1, ctx.max_threads_sm / int(B));
+  for (auto const& v : vs) {
+    int b = 0;
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, int(B), 0));
+    per_sm = std::min(per_sm, b);
+  }
+  unsigned const grid = unsigned(ctx.sms * std::max(per_sm, 1) * waves);
+  std::size_t const n = std::size_t(grid) * B;
+  T const* in         = upload_input<T>(ctx, n);
+
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    check_agreement<P, T, B, W>(ctx, vs, grid, in, n);
+  }
+
+  for (int k = 0; k < ctx.warmup; ++k) {
+    for (auto const& v : vs) launch(ctx, v, grid, B, in, chain_length);
+  }
+  BENCH_CUDA(cudaDeviceSynchronize());
+
+  // Interleaved: each repetition runs every variant once, starting with a different one each time.
+  std::vector<std::vector<float>> ms(vs.size());
+  for (int rep = 0; rep < ctx.timed; ++rep) {
+    for (std::size_t j = 0; j < vs.size(); ++j) {
+      std::size_t const k = (std::size_t(rep) + j) % vs.size();
+      BENCH_CUDA(cudaEventRecord(ctx.start));
+      launch(ctx, vs[k], grid, B, in, chain_length);
+      BENCH_CUDA(cudaEventRecord(ctx.stop));
+      BENCH_CUDA(cudaEventSynchronize(ctx.stop));
+      float t = 0;
+      BENCH_CUDA(cudaEventElapsedTime(&t, ctx.start, ctx.stop));
+      ms[k].push_back(t);
+    }
+  }
+
+  constexpr auto plan = plan_of<P, impl::ours, T, B, W>;
+  static_assert(plan.one_barrier == ours_t<P, T, B, W>::plan.one_barrier && plan.lanes == ours_t<P, T, B, W>::plan.lanes);
+  row_result r{P, type_name<T>(), B, W, plan.one_barrier, plan.lanes, {}};
+  std::fill(std::begin(r.us), std::end(r.us), std::nan(""));
+  for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = 1000.0 * median(ms[k]);
+  print_row(r);
+  ctx.rows.push_back(r);
+}
+
+template <prim P, class T>
+void run_shapes(context& ctx) {
+  run_row<P, T, 128, 32>(ctx);
+  run_row<P, T, 256, 32>(ctx);
+  run_row<P, T, 512, 32>(ctx);
+  run_row<P, T, 1024, 32>(ctx);
+  run_row<P, T, 256, 16>(ctx);
+}
+
+template <prim P>
+void run_types(context& ctx) {
+  run_shapes<P, std::int32_t>(ctx);
+  run_shapes<P, float>(ctx);
+  run_shapes<P, double>(ctx);
+}
+
+void write_csv(context const& ctx, char const* path) {
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "block_bench: cannot open %s for writing: %s\n", path, std::strerror(errno));
+    std::exit(1);
+  }
+  std::fprintf(f, "primitive,type,block,W,ours_us,cub_us,cub_alt_us,ours_1barrier_us,ours_2barriers_us,"
+                  "ours_1barrier_fixed_phase_us,barriers,lanes,ratio,ratio_best\n");
+  for (auto const& r : ctx.rows) {
+    std::fprintf(f, "%s,%s,%u,%u", prim_name(r.p), r.type, r.block, r.w);
+    for (impl i : {impl::ours, impl::cub, impl::cub_alt, impl::ours_1b, impl::ours_2b, impl::ours_fixed}) {
+      if (std::isnan(r.us[int(i)])) {
+        std::fprintf(f, ",");
+      } else {
+        std::fprintf(f, ",%.4f", r.us[int(i)]);
+      }
+    }
+    std::fprintf(f, ",%d,%u,%.4f,%.4f\n", r.one_barrier ? 1 : 2, r.lanes, r.ratio(), r.ratio_best());
+  }
+  if (std::fclose(f) != 0) {
+    std::fprintf(stderr, "block_bench: error writing %s\n", path);
+    std::exit(1);
+  }
+}
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: block_bench [--quick] [--csv FILE] [--help]\n"
+               "  block-scope reduce / inclusive_scan / exclusive_scan: tilewise vs cub::BlockReduce /\n"
+               "  cub::BlockScan, int32/float/double, blocks of 128..1024; prints a markdown table of\n"
+               "  median kernel times.\n"
+               "  --quick     %d timed runs per variant instead of %d\n"
+               "  --csv FILE  also write every row to FILE as CSV\n",
+               7, 21);
+}
+
+}  // namespace block_bench
+
+int main(int argc, char** argv) {
+  using namespace block_bench;
+  context ctx;
+  char const* csv = nullptr;
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--quick")) {
+      ctx.warmup = 1;
+      ctx.timed  = 7;
+    } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
+      csv = argv[++a];
+    } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "block_bench: unknown or incomplete argument '%s'\n", argv[a]);
+      usage(stderr);
+      return 2;
+    }
+  }
+
+  if (tilewise::cuda_device_count() == 0) {
+    std::printf("block_bench: no CUDA device, skipping\n");
+    return 77;
+  }
+
+  int dev = 0;
+  BENCH_CUDA(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  ctx.sms            = prop.multiProcessorCount;
+  ctx.max_threads_sm = prop.maxThreadsPerMultiProcessor;
+  ctx.capacity       = std::size_t(ctx.sms) * ctx.max_threads_sm * waves;
+  BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
+  for (auto& o : ctx.out) BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
+  BENCH_CUDA(cudaEventCreate(&ctx.start));
+  BENCH_CUDA(cudaEventCreate(&ctx.stop));
+
+  std::printf("block_bench on %s (sm_%d%d, %d SMs): %d dependent calls per thread, grid = SMs x occupancy x %d, "
+              "median of %d runs (us)\n",
+              prop.name, prop.major, prop.minor, ctx.sms, chain_length, waves, ctx.timed);
+  std::printf("ours: result on every thread, the tuned plan (1 or 2 barriers: see plan), calls back to back on one "
+              "temp_storage with no barrier between them.\n"
+              "cub: reduce = cub::BlockReduce default (WARP_REDUCTIONS) + broadcast from thread 0 through shared "
+              "memory (2 barriers); scans = cub::BlockScan default (RAKING), 2 TempStorage in turn.\n"
+              "cub alt: reduce = the same without broadcast (thread 0 only, not comparable), 2 TempStorage in turn; "
+              "scans = BLOCK_SCAN_WARP_SCANS, 2 TempStorage in turn.\n"
+              "ratio = cub / ours; ratio best = min(cub, cub alt for scans) / ours; plan = ours' tuned plan: barriers, "
+              "combine lanes;\nours 1 barrier / 2 barriers: each plan forced (tuned lanes); ours 1 barrier fixed "
+              "phase: the buffer chosen by the loop counter and a plain barrier (prices the phase bookkeeping; not a "
+              "public mode)\n\n");
+  std::printf("| primitive | T | block | W | ours us | cub us | cub alt us | ratio | ratio best | plan | "
+              "ours 1 barrier us | ours 2 barriers us | ours 1 barrier fixed phase us |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+
+  run_types<prim::reduce>(ctx);
+  run_types<prim::inclusive_scan>(ctx);
+  run_types<prim::exclusive_scan>(ctx);
+
+  if (csv) write_csv(ctx, csv);
+
+  for (auto const& w : ctx.warnings) std::printf("%s\n", w.c_str());
+
+  int rows = 0, good = 0, good_best = 0;
+  row_result const* worst      = nullptr;
+  row_result const* worst_best = nullptr;
+  for (auto const& r : ctx.rows) {
+    if (std::isnan(r.ratio())) continue;
+    ++rows;
+    good += r.ratio() >= goal_ratio;
+    good_best += r.ratio_best() >= goal_ratio;
+    if (!worst || r.ratio() < worst->ratio()) worst = &r;
+    if (!worst_best || r.ratio_best() < worst_best->ratio_best()) worst_best = &r;
+  }
+  if (worst) {
+    std::printf("against the best CUB shape: ours >= %.2fx in %d of %d, worst %.3f at (%s,%s,%u,W=%u)\n", goal_ratio,
+                good_best, rows, worst_best->ratio_best(), prim_name(worst_best->p), worst_best->type,
+                worst_best->block, worst_best->w);
+    std::printf("rows: %d, ours >= %.2fx CUB in %d of %d, worst ratio %.3f at (%s,%s,%u,W=%u)\n", rows, goal_ratio,
+                good, rows, worst->ratio(), prim_name(worst->p), worst->type, worst->block, worst->w);
+  }
+
+  for (auto o : ctx.out) BENCH_CUDA(cudaFree(o));
+  BENCH_CUDA(cudaFree(ctx.in));
+  BENCH_CUDA(cudaEventDestroy(ctx.start));
+  BENCH_CUDA(cudaEventDestroy(ctx.stop));
+  return 0;
+}

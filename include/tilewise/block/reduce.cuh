@@ -1,0 +1,192 @@
+/// @file
+/// @brief block::reduce: the reduction of one value per thread over a thread block, broadcast to
+///        every thread; consecutive calls on one temp_storage need no barrier in between.
+///
+/// How: each W-lane tile reduces as tile::reduce does (redux.sync or an in-order butterfly, the
+/// tile layer's lane algorithms run with the full-warp shuffle mask as a constant since every
+/// thread of the block takes part: detail::converged_lanes) and its lane 0 writes the tile total
+/// to the caller's temp_storage. Then one of two plans (detail::block_tuning, per shape):
+/// - two barriers (what the tuning picks from three tiles on: measured faster at 128..1024): warp 0
+///   reduces the totals (one lane's register tree, or chunks joined by shuffles), writes the
+///   result, and every thread reads it after the second barrier. The fold is a balanced tree where
+///   cub::BlockReduce's thread 0 folds sequentially. Shuffles and shared-memory loads share one
+///   path, and a combine repeated by every warp costs more of it than the barrier it saves;
+/// - one barrier (one or two tiles): every warp reduces the BlockSize / W totals itself (`plan.lanes` lanes fold
+///   contiguous chunks in registers, a tile reduction over those lanes joins them); the totals are
+///   double-buffered by a per-thread phase bit (detail::exchange).
+/// Either way every thread gets bitwise the same result, combined in thread_rank order.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <tilewise/detail/block_exchange.cuh>
+#include <tilewise/detail/config.cuh>
+#include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/group.cuh>
+#include <tilewise/tile/reduce.cuh>
+
+namespace tilewise::detail {
+
+/// Reduction of the tile totals buf[0, count) on every thread (count == Units unless `Partial`).
+/// `Lanes` lanes of each warp fold contiguous chunks in registers, then tile::reduce's butterfly
+/// (or redux.sync) over those lanes joins the chunks in order.
+template <unsigned Lanes, unsigned Units, bool Partial, unsigned BlockSize, class T, class Op>
+TILEWISE_DEVICE T reduce_totals(unsigned rank, T const* buf, unsigned count, Op& op) {
+  constexpr unsigned K = (Units + Lanes - 1) / Lanes;
+  constexpr bool exact = K * Lanes == Units && !Partial;
+  if constexpr (Lanes == 1 && exact) {
+    constexpr unsigned KP = padded_count<T, K>;  // whole 16-byte vectors: the buffers are padded so
+    T x[KP];
+    load_slots<KP, true>(buf, 0, Units, x);
+    return tree_fold<0, K>(x, op);
+  } else {
+    unsigned const first = (rank % Lanes) * K;
+    T x[K];
+    load_slots<K, exact>(buf, first, Units, x);
+    T part;
+    if constexpr (exact) {
+      part = tree_fold<0, K>(x, op);
+    } else {  // lanes holding no total (n == 0) are left out of the tile reduction below
+      unsigned const n = first < count ? (count - first < K ? count - first : K) : 0u;
+      part             = prefix_fold<K>(x, n, op).value;
+    }
+    if constexpr (Lanes == 1) {
+      return part;
+    } else {
+      block_lanes<BlockSize, Lanes> const lanes;
+      if constexpr (exact) {
+        return lanes_reduce(lanes, part, op);
+      } else {
+        return lanes_reduce_partial(lanes, part, op, (count + K - 1) / K);
+      }
+    }
+  }
+}
+
+/// block::reduce. `OneBarrier`: every warp combines the tile totals itself (double-buffered
+/// exchange, see detail::exchange); otherwise warp 0 combines them between two barriers and every
+/// thread reads its result. `Lanes`: lanes that share the combine (the benchmark and the tests
+/// force other plans than the tuned one). `Partial`: only ranks < valid contribute.
+/// `Tracked == false` (benchmark only, one barrier): `phase` is supplied by the caller.
+template <bool OneBarrier, unsigned Lanes, bool Partial, unsigned BlockSize, unsigned W, bool Tracked = true,
+          class Storage, class T, class Op>
+TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, Op& op, unsigned valid,
+                               unsigned phase = 0) {
+  using shape = block_shape<BlockSize, W>;
+  check_block_launch<BlockSize>();
+  unsigned const rank = block.thread_rank();
+  block_lanes<BlockSize, W> const tile;
+  unsigned const slot = rank / W;
+
+  constexpr bool known = has_identity<Op, T>;
+  unsigned count       = shape::tiles;
+  T total;
+  if constexpr (!Partial) {
+    total = lanes_reduce(tile, v, op);
+  } else if constexpr (known) {  // the identity stands in for the missing values: the full path
+    total = lanes_reduce(tile, rank < valid ? v : identity<kind_v<Op, T>, T>(), op);
+  } else {  // tiles wholly past `valid` reduce one value each, and their totals are not read
+    unsigned const first = slot * W;
+    total                = lanes_reduce_partial(tile, v, op, valid > first ? valid - first : 1u);
+    unsigned const tiles = (valid + W - 1) / W;
+    count                = tiles < shape::tiles ? tiles : shape::tiles;
+  }
+  bool const leader = rank % W == 0;
+  if constexpr (OneBarrier) {
+    exchange<T, Storage, BlockSize, Tracked> x(s, rank, phase);
+    if (leader) {
+      x.write_buffer()[slot] = total;
+    }
+    T const* buf = x.publish(leader, slot, total);
+    return reduce_totals<Lanes, shape::tiles, Partial && !known, BlockSize>(rank, buf, count, op);
+  } else {
+    // Reuse without a barrier between calls: a call's totals are read before its second barrier,
+    // the next call writes them after it; its result is read before the next call's first
+    // barrier, after which warp 0 writes the next one.
+    if (leader) {
+      s.totals()[slot] = total;
+    }
+    __syncthreads();
+    if (Lanes == 1 ? rank == 0 : rank < 32) {  // a lane alone, or warp 0 (all lanes: full-mask shuffles)
+      T const r = reduce_totals<Lanes, shape::tiles, Partial && !known, BlockSize>(rank, s.totals(), count, op);
+      if (rank == 0) {
+        s.results()[0] = r;
+      }
+    }
+    __syncthreads();
+    return s.results()[0];
+  }
+}
+
+}  // namespace tilewise::detail
+
+namespace tilewise::block {
+
+namespace cg = cooperative_groups;
+
+/// @brief Block-wide reduction: every thread of the block gets the reduction of one value per
+///        thread, in thread_rank order.
+/// @tparam T         any trivially copyable type (default constructible)
+/// @tparam BlockSize threads of the launch (blockDim.x * blockDim.y * blockDim.z), 1..1024, a
+///                   multiple of W; debug builds (NDEBUG undefined) assert it
+/// @tparam W         tile width the block is partitioned into (1, 2, 4, 8, 16 or 32)
+/// @note Usage:
+///       `using block_reduce = tilewise::block::reduce<float, 256>;`
+///       `__shared__ block_reduce::temp_storage tmp;`
+///       `float s = block_reduce{tmp}(cg::this_thread_block(), v, cuda::std::plus<>{});`
+/// @note Collective: every thread of the block calls it, with the same op. One barrier per call
+///       (`plan.one_barrier`) or two, per shape. Consecutive calls on the same temp_storage need
+///       no `block.sync()` in between, whatever the plan. Using the memory of temp_storage for
+///       anything else (another primitive, a union) needs a `block.sync()` first, as with CUB;
+///       the first one-barrier call on such memory then costs a second barrier once.
+template <class T, unsigned BlockSize, unsigned W = 32>
+class reduce {
+  static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
+  using shape = detail::block_shape<BlockSize, W>;
+
+ public:
+  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`, and
+  /// `plan.lanes` that share the combine.
+  static constexpr detail::block_plan plan = detail::block_plans<T, BlockSize, W>::reduce;
+
+  /// @brief Scratch in shared memory, owned by the caller: `__shared__ reduce::temp_storage tmp;`.
+  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier. Any
+  ///        contents: no initialisation needed.
+  struct temp_storage : detail::block_storage<T, shape::tiles, BlockSize, plan.one_barrier> {};
+
+  /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
+  TILEWISE_DEVICE explicit reduce(temp_storage& storage) : storage_(storage) {}
+
+  /// @brief Reduction of `v` over all threads of the block.
+  /// @param block `cg::this_thread_block()`
+  /// @param op    associative binary functor; applied in thread_rank order (commutativity not needed)
+  /// @return the reduction, on every thread (bitwise identical across threads)
+  /// @note Collective; syncs the block (one or two barriers); see the class notes for reuse.
+  template <class Op>
+  TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op) {
+    if constexpr (detail::valid_block_args<T, BlockSize, W>) {
+      return detail::block_reduce<plan.one_barrier, plan.lanes, false, BlockSize, W>(storage_, block, v, op, BlockSize);
+    } else {
+      return v;
+    }
+  }
+
+  /// @brief Reduction over the threads with `thread_rank() < valid` only.
+  /// @param valid number of contributing threads, 1 <= valid; values >= BlockSize mean all. With
+  ///        valid == 0 the result is unspecified.
+  /// @return the reduction, on every thread (also on threads >= valid)
+  /// @note Collective over the whole block: threads >= valid call it too; syncs the block.
+  template <class Op>
+  TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, unsigned valid) {
+    if constexpr (detail::valid_block_args<T, BlockSize, W>) {
+      return detail::block_reduce<plan.one_barrier, plan.lanes, true, BlockSize, W>(storage_, block, v, op, valid);
+    } else {
+      return v;
+    }
+  }
+
+ private:
+  temp_storage& storage_;
+};
+
+}  // namespace tilewise::block

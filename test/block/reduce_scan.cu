@@ -1,0 +1,42 @@
+// block::reduce / inclusive_scan / exclusive_scan on integers (exact, compared with CUB bit for
+// bit): every block size and tile width for int32 plus, a subset for max, int64 and a user
+// operator without a known identity (the predicated paths), and both plans (one barrier, two
+// barriers) forced with the combine on 1, 4 and 32 lanes, as the benchmark measures them. More types: reduce_scan_more.cu.
+#include <cuda/functional>
+#include <cuda/std/functional>
+
+#include "reduce_scan_check.cuh"
+
+using namespace tw_test;
+
+TEST_CASE("block primitives: int32 plus, every block size and tile width") {
+  check_block_all_shapes<std::int32_t, cuda::std::plus<>>();
+}
+
+TEST_CASE("block primitives: int32 max") { check_block_some_shapes<std::int32_t, cuda::maximum<>>(); }
+
+TEST_CASE("block primitives: int64 plus") { check_block_some_shapes<std::int64_t, cuda::std::plus<>>(); }
+
+TEST_CASE("block primitives: a user operator (no known identity: predicated paths)") {
+  check_block_some_shapes<std::int32_t, user_plus>();
+  check_block_seeds<std::int32_t, user_plus, 1024, 8>();
+}
+
+TEST_CASE("block primitives: both plans (one barrier, two barriers), combine on 1, 4 and 32 lanes") {
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 384, 32, plan::one_barrier, 1>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 384, 32, plan::one_barrier, 4>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 384, 32, plan::one_barrier, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 1024, 16, plan::one_barrier, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 384, 32, plan::two_barriers, 1>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 384, 32, plan::two_barriers, 4>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 1024, 8, plan::two_barriers, 32>();
+  check_block_seeds<std::int32_t, user_plus, 384, 32, plan::one_barrier, 4>();
+  check_block_seeds<std::int32_t, user_plus, 384, 32, plan::two_barriers, 4>();
+  check_block_seeds<mat2, mat2_mul, 384, 32, plan::one_barrier, 4>();
+  check_block_seeds<mat2, mat2_mul, 1024, 32, plan::one_barrier, 32>();
+  check_block_seeds<mat2, mat2_mul, 384, 32, plan::two_barriers, 1>();
+  check_block_seeds<mat2, mat2_mul, 384, 32, plan::two_barriers, 4>();
+  check_block_seeds<mat2, mat2_mul, 48, 16, plan::two_barriers, 16>();
+  check_block_seeds<float, cuda::std::plus<>, 1024, 32, plan::one_barrier, 32>();
+  check_block_seeds<float, cuda::std::plus<>, 96, 32, plan::two_barriers, 1>();
+}

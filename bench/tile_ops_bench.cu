@@ -491,9 +491,9 @@ struct hist_space {
   char const* policy;
 };
 constexpr hist_space hist_spaces[] = {{true, false, "shared unit", "plain"},
-                                      {true, true, "shared w", "one_bin if the tile holds one bin, else plain"},
-                                      {false, false, "global unit", "grouped"},
-                                      {false, true, "global w", "grouped"}};
+                                      {true, true, "shared w", "plain"},
+                                      {false, false, "global unit", "one_bin if the tile holds one bin, else grouped"},
+                                      {false, true, "global w", "one_bin if the tile holds one bin, else grouped"}};
 
 /// One table row's verdict: the fastest forced path and ours against it.
 struct hist_row {
@@ -590,9 +590,8 @@ void run_histograms(context& ctx) {
   std::printf("\n## 2. tile::histogram vs atomicAdd (2^26 uint32 bins as input, uint32 counters)\n\n");
   std::printf("Zipf s=%.1f: the hottest bin holds %.0f%% (256 bins), %.0f%% (4096), %.0f%% (65536) of the items. "
               "\"share k/32\": k lanes of every warp (lane 0 among them) hit the warp's hot bin, the rest uniform. "
-              "Rows marked w pass the weight at run time. tile::histogram's policy: shared unit weight -> plain; "
-              "shared w -> one_bin if the tile holds one bin (one shuffle + one vote), else plain; "
-              "global -> grouped. fastest path: the fastest of plain, grouped and one_bin (where valid); "
+              "Rows marked w pass the weight at run time. tile::histogram's policy: shared -> plain; "
+              "global -> one_bin if the tile holds one bin (one shuffle + one vote), else grouped. fastest path: the fastest of plain, grouped and one_bin (where valid); "
               "fastest/ours >= 0.98 is the goal.\n\n",
               zipf_s, 100 * zipf_top_share(256, zipf_s), 100 * zipf_top_share(4096, zipf_s),
               100 * zipf_top_share(65536, zipf_s));

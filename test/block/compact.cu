@@ -28,6 +28,7 @@ std::vector<unsigned char> keep_flags(int pattern, std::size_t n, std::uint64_t 
 std::vector<int> cub_select(std::vector<int> const& values, std::vector<unsigned char> const& f) {
   device_buffer<int> d_in(values), d_out(values.size()), d_count(1);
   device_buffer<unsigned char> d_flags(f);
+  d_out.poison();  // CUB writes only the selected prefix; the rest must still be initialised
   std::size_t temp_bytes = 0;
   TW_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, d_in.get(), d_flags.get(), d_out.get(), d_count.get(),
                                            int(values.size())));

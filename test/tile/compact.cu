@@ -50,6 +50,7 @@ std::vector<T> cub_select(std::vector<T> const& values, std::vector<unsigned cha
   device_buffer<T> d_in(values), d_out(values.size());
   device_buffer<unsigned char> d_flags(f);
   device_buffer<int> d_count(1);
+  d_out.poison();  // CUB writes only the selected prefix; the rest must still be initialised
   std::size_t temp_bytes = 0;
   TW_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, d_in.get(), d_flags.get(), d_out.get(),
                                            d_count.get(), int(values.size())));

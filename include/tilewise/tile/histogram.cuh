@@ -3,15 +3,18 @@
 ///        tile first where that pays.
 ///
 /// Policy, from bench/tile_ops_bench on an H200 (2^26 samples; "plain" = one atomicAdd per lane):
-/// - bins in shared memory, unit weight: plain atomics. The hardware already merges equal
-///   addresses of a warp (ATOMS.POPC.INC) and stays at ~2.3 TB/s even with every sample in one
-///   bin; any grouping (match_any) was 1.2–8x slower.
-/// - bins in shared memory, weights: one shuffle and one vote check whether the whole tile hits
-///   one bin; then a tile reduction and one atomic (1.8x faster than plain there), else plain.
-/// - bins in global memory: lanes are grouped by bin (match_any, one atomic per distinct bin);
-///   the L2 atomic rate hides the match on uniform data (1.00x) and grouping wins 3.2x on Zipf
-///   (s = 1.1) and up to 31x when many lanes share a bin. Unit weights need no shuffles at all
-///   (a group adds its popcount); weighted groups are reduced by pointer jumping.
+/// - bins in shared memory: plain atomics. The hardware merges equal addresses of a warp
+///   (ATOMS.POPC.INC for increments) and stays at ~2.3 TB/s even with every sample in one bin;
+///   grouping with match_any was 1.2–8x slower, and a one-bin probe cost 13% on spread-out data
+///   to win 2x only when a whole tile hits one bin with run-time weights.
+/// - bins in global memory: if every lane of the group hits one bin (one shuffle, one vote), a
+///   tile reduction and one atomic (6–31x faster than plain); otherwise lanes are grouped by bin
+///   (match_any, one atomic per distinct bin): even with plain on uniform data (the L2 atomic rate
+///   hides the match), 3.3x faster on Zipf (s = 1.1), up to 3.2x as more lanes share a bin.
+///   Unit weights need no shuffles (a group adds its popcount); weights are reduced by pointer
+///   jumping.
+/// All lanes of a warp must pass bins in the same memory space (one histogram per tile or block,
+/// as usual); debug builds check it.
 /// The bin index is the caller's contract: it must lie inside the histogram. Debug builds (no
 /// NDEBUG) trap on negative indices, and the `cuda::std::span` overload also on indices >= size.
 #pragma once
@@ -33,23 +36,29 @@ namespace tilewise::detail {
 
 template <bool UnitWeight, class Lanes, class Counter, class Index>
 TILEWISE_DEVICE void histogram_add(Lanes const& l, Counter* bins, Index bin, Counter w) {
-  cuda::std::plus<Counter> op{};
-  unsigned const lane = lane_id();
-  if (!l.any(!__isShared(bins))) {  // shared memory: plain atomics (see the file comment)
-    if constexpr (!UnitWeight) {
-      unsigned const first = __ffs(l.members()) - 1;
-      if (!l.any(bin != l.shfl_lane(bin, first))) {  // the whole tile in one bin (all tiles)
-        Counter const total = reduce_lanes(l, w, op);
-        if (lane == first) {
-          atomic_fetch_add(&bins[bin], total);
-        }
-        return;
-      }
-    }
+  bool const shared = __isShared(bins);
+  assert(l.ballot(shared) == (shared ? l.members() : 0u) &&
+         "tilewise::tile::histogram: every lane must pass bins in the same memory space");
+  if (shared) {  // plain atomics (see the file comment)
     atomic_fetch_add(&bins[bin], w);
     return;
   }
-  unsigned const peers = l.match(bin);  // global memory: one atomic per distinct bin
+  cuda::std::plus<Counter> op{};
+  unsigned const members = l.members();
+  unsigned const first   = __ffs(members) - 1;
+  if (!l.any(bin != l.shfl_lane(bin, first))) {  // every group of the shuffle mask in one bin
+    Counter total;
+    if constexpr (UnitWeight) {
+      total = Counter(__popc(members));
+    } else {
+      total = reduce_lanes(l, w, op);
+    }
+    if (lane_id() == first) {
+      atomic_fetch_add(&bins[bin], total);
+    }
+    return;
+  }
+  unsigned const peers = l.match(bin);  // one atomic per distinct bin
   Counter total;
   if constexpr (UnitWeight) {
     total = Counter(__popc(peers));

@@ -81,12 +81,7 @@ TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, O
   constexpr bool known = has_identity<Op, T>;
   unsigned count       = shape::tiles;
   T total;
-  if constexpr (!Partial && W < 32 && BlockSize % 32 == 0 && redux_capable<Op, T>) {
-    // Exact, commutative integer ops: one redux.sync per warp instead of one per tile; the warp's
-    // total stands for its first tile and the identity for the others (same result, any order).
-    T const warp_total = lanes_reduce(block_lanes<BlockSize, 32>{}, v, op);
-    total              = rank % 32 < W ? warp_total : identity<kind_v<Op, T>, T>();
-  } else if constexpr (!Partial) {
+  if constexpr (!Partial) {
     total = lanes_reduce(tile, v, op);
   } else if constexpr (known) {  // the identity stands in for the missing values: the full path
     total = lanes_reduce(tile, rank < valid ? v : identity<kind_v<Op, T>, T>(), op);

@@ -113,7 +113,11 @@ struct tile_lanes {
     lane      = lane_id();
     base      = lane & ~(W - 1);
     tile_mask = W == 32 ? 0xFFFFFFFFu : ((1u << (W % 32)) - 1u) << base;
-    mask      = W == 32 || __activemask() == 0xFFFFFFFFu ? 0xFFFFFFFFu : tile_mask;
+    if constexpr (W == 1 || W == 32) {  // nothing to decide (W == 1 never shuffles)
+      mask = tile_mask;
+    } else {
+      mask = __activemask() == 0xFFFFFFFFu ? 0xFFFFFFFFu : tile_mask;
+    }
     rank      = lane & (W - 1);
   }
   TILEWISE_DEVICE static constexpr unsigned size() { return W; }

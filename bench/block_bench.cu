@@ -24,15 +24,11 @@
 /// - ours 1 barrier fixed phase: the one-barrier plan with the buffer chosen by the loop counter
 ///   and a plain barrier, which prices the phase bookkeeping of the public calls (not a public mode).
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <initializer_list>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -45,13 +41,18 @@
 
 #include <cuda/std/functional>
 
-#include <tilewise/api.hpp>
 #include <tilewise/block/reduce.cuh>
 #include <tilewise/block/scan.cuh>
+
+#include "bench_common.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace block_bench {
+
+using namespace tilewise_bench;
+
+constexpr char const* bench_name = "block_bench";
 
 // ---- settings ------------------------------------------------------------------------------------
 
@@ -61,40 +62,13 @@ constexpr int waves        = 4;    ///< grid = SMs x resident blocks per SM x wa
 constexpr std::int32_t int_mask = (1 << 20) - 1;
 constexpr double goal_ratio     = 0.98;
 
-enum class prim { reduce, inclusive_scan, exclusive_scan };
 enum class impl { ours, cub, cub_alt, ours_1b, ours_2b, ours_fixed };
 constexpr int num_impls = 6;
 
-constexpr char const* prim_name(prim p) {
-  return p == prim::reduce ? "reduce" : p == prim::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
-}
 constexpr char const* impl_name(impl i) {
   constexpr char const* names[num_impls] = {"ours", "cub", "cub alt", "ours 1 barrier", "ours 2 barriers", "ours 1 barrier fixed phase"};
   return names[int(i)];
 }
-template <class T>
-constexpr char const* type_name() {
-  if constexpr (std::is_same_v<T, std::int32_t>) {
-    return "int32";
-  } else if constexpr (std::is_same_v<T, float>) {
-    return "float";
-  } else {
-    static_assert(std::is_same_v<T, double>);
-    return "double";
-  }
-}
-
-// ---- checked CUDA calls --------------------------------------------------------------------------
-
-void check(cudaError_t e, char const* what, char const* file, int line) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", file, line, what, cudaGetErrorString(e),
-                 cudaGetErrorName(e));
-    std::exit(1);
-  }
-}
-#define BENCH_CUDA(call) ::block_bench::check((call), #call, __FILE__, __LINE__)
-
 // ---- device side ---------------------------------------------------------------------------------
 
 template <prim P, class T, unsigned B, unsigned W>
@@ -152,29 +126,18 @@ __device__ __forceinline__ T primitive(storage<P, I, T, B, W>& s, cg::thread_blo
       return tilewise::detail::block_scan<plan.one_barrier, plan.lanes, P == prim::exclusive_scan, false, B, W, !fixed>(
         s.tmp, block, v, op, T(0), nullptr, unsigned(k));
     }
-  } else if constexpr (I == impl::cub) {
-    using C = cub_t<P, I, T, B>;
-    if constexpr (P == prim::reduce) {
+  } else {
+    static_assert(I == impl::cub || I == impl::cub_alt);
+    using C = cub_t<P, I, T, B>;  // scans: raking (cub) or warp scans (cub alt)
+    if constexpr (P == prim::reduce && I == impl::cub) {
       T const r = C(s.tmp[0]).Sum(v);  // valid in thread 0 only: broadcast it
       if (block.thread_rank() == 0) {
         s.bcast = r;
       }
       block.sync();
       return s.bcast;
-    } else {
-      T r;
-      if constexpr (P == prim::inclusive_scan) {
-        C(s.tmp[k & 1]).InclusiveSum(v, r);
-      } else {
-        C(s.tmp[k & 1]).ExclusiveSum(v, r);
-      }
-      return r;
-    }
-  } else {
-    static_assert(I == impl::cub_alt);
-    using C = cub_t<P, I, T, B>;
-    if constexpr (P == prim::reduce) {
-      return C(s.tmp[k & 1]).Sum(v);  // thread 0 only
+    } else if constexpr (P == prim::reduce) {
+      return C(s.tmp[k & 1]).Sum(v);  // cub alt: thread 0 only
     } else {
       T r;
       if constexpr (P == prim::inclusive_scan) {
@@ -215,13 +178,7 @@ __global__ void __launch_bounds__(B) chain_kernel(T const* __restrict__ in, T* _
 // ---- host side -----------------------------------------------------------------------------------
 
 template <class T>
-using kernel_fn = void (*)(T const*, T*, int);
-
-template <class T>
-struct variant {
-  impl which;
-  kernel_fn<T> kernel;
-};
+using variant = chain_variant<impl, T>;
 
 struct row_result {
   prim p;
@@ -243,42 +200,18 @@ struct row_result {
 struct context {
   int sms              = 0;
   int max_threads_sm   = 0;
-  int warmup           = 3;
-  int timed            = 21;
+  timer time{3, 21};         ///< --quick: 1 and 7
   std::size_t capacity = 0;  ///< elements per buffer
   void* in             = nullptr;
   void* out[num_impls] = {};
-  cudaEvent_t start{}, stop{};
   std::vector<row_result> rows;
   std::vector<std::string> warnings;
 };
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t const h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
-}
-
-/// Random input, never zero; the same for every shape of a type (fixed seed per type).
-template <class T>
-T const* upload_input(context& ctx, std::size_t n) {
-  std::mt19937 rng(sizeof(T) * 7919u + std::is_integral_v<T>);
-  std::vector<T> h(n);
-  if constexpr (std::is_integral_v<T>) {
-    std::uniform_int_distribution<T> d(1, int_mask);
-    for (auto& x : h) x = d(rng);
-  } else {
-    std::uniform_real_distribution<T> d(T(0.5), T(1.5));
-    for (auto& x : h) x = d(rng);
-  }
-  BENCH_CUDA(cudaMemcpy(ctx.in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  return static_cast<T const*>(ctx.in);
-}
-
 template <class T>
 void launch(context& ctx, variant<T> const& v, unsigned grid, unsigned block, T const* in, int reps) {
   v.kernel<<<grid, block>>>(in, static_cast<T*>(ctx.out[int(v.which)]), reps);
-  BENCH_CUDA(cudaGetLastError());
+  TW_BENCH_CUDA(cudaGetLastError());
 }
 
 /// Sanity check for int32: one chain step (exact for our inputs) must agree with `ours` on every
@@ -288,7 +221,7 @@ void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned g
   std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
   for (std::size_t j = 0; j < vs.size(); ++j) {
     launch(ctx, vs[j], grid, B, in, 1);
-    BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
+    TW_BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
   }
   for (std::size_t j = 1; j < vs.size(); ++j) {
     bool const thread0 = P == prim::reduce && vs[j].which == impl::cub_alt;
@@ -303,14 +236,6 @@ void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned g
         break;
       }
     }
-  }
-}
-
-void print_time(double us) {
-  if (std::isnan(us)) {
-    std::printf(" - |");
-  } else {
-    std::printf(" %.2f |", us);
   }
 }
 
@@ -338,42 +263,25 @@ void run_row(context& ctx) {
   int per_sm = std::max(1, ctx.max_threads_sm / int(B));
   for (auto const& v : vs) {
     int b = 0;
-    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, int(B), 0));
+    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, int(B), 0));
     per_sm = std::min(per_sm, b);
   }
   unsigned const grid = unsigned(ctx.sms * std::max(per_sm, 1) * waves);
   std::size_t const n = std::size_t(grid) * B;
-  T const* in         = upload_input<T>(ctx, n);
+  T const* in         = upload_random<T>(ctx.in, n, T(int_mask));  // the same for every shape
 
   if constexpr (std::is_same_v<T, std::int32_t>) {
     check_agreement<P, T, B, W>(ctx, vs, grid, in, n);
   }
 
-  for (int k = 0; k < ctx.warmup; ++k) {
-    for (auto const& v : vs) launch(ctx, v, grid, B, in, chain_length);
-  }
-  BENCH_CUDA(cudaDeviceSynchronize());
-
-  // Interleaved: each repetition runs every variant once, starting with a different one each time.
-  std::vector<std::vector<float>> ms(vs.size());
-  for (int rep = 0; rep < ctx.timed; ++rep) {
-    for (std::size_t j = 0; j < vs.size(); ++j) {
-      std::size_t const k = (std::size_t(rep) + j) % vs.size();
-      BENCH_CUDA(cudaEventRecord(ctx.start));
-      launch(ctx, vs[k], grid, B, in, chain_length);
-      BENCH_CUDA(cudaEventRecord(ctx.stop));
-      BENCH_CUDA(cudaEventSynchronize(ctx.stop));
-      float t = 0;
-      BENCH_CUDA(cudaEventElapsedTime(&t, ctx.start, ctx.stop));
-      ms[k].push_back(t);
-    }
-  }
+  auto const us =
+    ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, B, in, chain_length); });
 
   constexpr auto plan = plan_of<P, impl::ours, T, B, W>;
   static_assert(plan.one_barrier == ours_t<P, T, B, W>::plan.one_barrier && plan.lanes == ours_t<P, T, B, W>::plan.lanes);
   row_result r{P, type_name<T>(), B, W, plan.one_barrier, plan.lanes, {}};
   std::fill(std::begin(r.us), std::end(r.us), std::nan(""));
-  for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = 1000.0 * median(ms[k]);
+  for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = us[k];
   print_row(r);
   ctx.rows.push_back(r);
 }
@@ -395,28 +303,17 @@ void run_types(context& ctx) {
 }
 
 void write_csv(context const& ctx, char const* path) {
-  std::FILE* f = std::fopen(path, "w");
-  if (!f) {
-    std::fprintf(stderr, "block_bench: cannot open %s for writing: %s\n", path, std::strerror(errno));
-    std::exit(1);
-  }
+  std::FILE* f = open_csv(bench_name, path);
   std::fprintf(f, "primitive,type,block,W,ours_us,cub_us,cub_alt_us,ours_1barrier_us,ours_2barriers_us,"
                   "ours_1barrier_fixed_phase_us,barriers,lanes,ratio,ratio_best\n");
   for (auto const& r : ctx.rows) {
     std::fprintf(f, "%s,%s,%u,%u", prim_name(r.p), r.type, r.block, r.w);
     for (impl i : {impl::ours, impl::cub, impl::cub_alt, impl::ours_1b, impl::ours_2b, impl::ours_fixed}) {
-      if (std::isnan(r.us[int(i)])) {
-        std::fprintf(f, ",");
-      } else {
-        std::fprintf(f, ",%.4f", r.us[int(i)]);
-      }
+      csv_time(f, r.us[int(i)]);
     }
     std::fprintf(f, ",%d,%u,%.4f,%.4f\n", r.one_barrier ? 1 : 2, r.lanes, r.ratio(), r.ratio_best());
   }
-  if (std::fclose(f) != 0) {
-    std::fprintf(stderr, "block_bench: error writing %s\n", path);
-    std::exit(1);
-  }
+  close_csv(bench_name, f, path);
 }
 
 void usage(std::FILE* f) {
@@ -434,44 +331,23 @@ void usage(std::FILE* f) {
 
 int main(int argc, char** argv) {
   using namespace block_bench;
+  options opt;
+  if (int const rc = parse_options(argc, argv, bench_name, usage, opt); rc >= 0) return rc;
+  if (skip_without_device(bench_name)) return exit_skipped;
+
   context ctx;
-  char const* csv = nullptr;
-  for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick")) {
-      ctx.warmup = 1;
-      ctx.timed  = 7;
-    } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
-      csv = argv[++a];
-    } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
-      usage(stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "block_bench: unknown or incomplete argument '%s'\n", argv[a]);
-      usage(stderr);
-      return 2;
-    }
-  }
-
-  if (tilewise::cuda_device_count() == 0) {
-    std::printf("block_bench: no CUDA device, skipping\n");
-    return 77;
-  }
-
-  int dev = 0;
-  BENCH_CUDA(cudaGetDevice(&dev));
-  cudaDeviceProp prop{};
-  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  if (opt.quick) ctx.time = {1, 7};
+  cudaDeviceProp const prop = device_properties();
   ctx.sms            = prop.multiProcessorCount;
   ctx.max_threads_sm = prop.maxThreadsPerMultiProcessor;
   ctx.capacity       = std::size_t(ctx.sms) * ctx.max_threads_sm * waves;
-  BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
-  for (auto& o : ctx.out) BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
-  BENCH_CUDA(cudaEventCreate(&ctx.start));
-  BENCH_CUDA(cudaEventCreate(&ctx.stop));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
+  for (auto& o : ctx.out) TW_BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
+  ctx.time.create_events();
 
   std::printf("block_bench on %s (sm_%d%d, %d SMs): %d dependent calls per thread, grid = SMs x occupancy x %d, "
               "median of %d runs (us)\n",
-              prop.name, prop.major, prop.minor, ctx.sms, chain_length, waves, ctx.timed);
+              prop.name, prop.major, prop.minor, ctx.sms, chain_length, waves, ctx.time.timed);
   std::printf("ours: result on every thread, the tuned plan (1 or 2 barriers: see plan), calls back to back on one "
               "temp_storage with no barrier between them.\n"
               "cub: reduce = cub::BlockReduce default (WARP_REDUCTIONS) + broadcast from thread 0 through shared "
@@ -490,7 +366,7 @@ int main(int argc, char** argv) {
   run_types<prim::inclusive_scan>(ctx);
   run_types<prim::exclusive_scan>(ctx);
 
-  if (csv) write_csv(ctx, csv);
+  if (opt.csv) write_csv(ctx, opt.csv);
 
   for (auto const& w : ctx.warnings) std::printf("%s\n", w.c_str());
 
@@ -513,9 +389,8 @@ int main(int argc, char** argv) {
                 good, rows, worst->ratio(), prim_name(worst->p), worst->type, worst->block, worst->w);
   }
 
-  for (auto o : ctx.out) BENCH_CUDA(cudaFree(o));
-  BENCH_CUDA(cudaFree(ctx.in));
-  BENCH_CUDA(cudaEventDestroy(ctx.start));
-  BENCH_CUDA(cudaEventDestroy(ctx.stop));
+  for (auto o : ctx.out) TW_BENCH_CUDA(cudaFree(o));
+  TW_BENCH_CUDA(cudaFree(ctx.in));
+  ctx.time.destroy_events();
   return 0;
 }

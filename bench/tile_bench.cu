@@ -9,15 +9,12 @@
 /// and stores v. The variants of one row share the grid, the input and the repetition loop, run
 /// interleaved, and the median kernel time (CUDA events) is reported. See README.md.
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -32,13 +29,18 @@
 
 #include <cuda/std/functional>
 
-#include <tilewise/api.hpp>
 #include <tilewise/tile/reduce.cuh>
 #include <tilewise/tile/scan.cuh>
+
+#include "bench_common.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace tile_bench {
+
+using namespace tilewise_bench;
+
+constexpr char const* bench_name = "tile_bench";
 
 // ---- settings ------------------------------------------------------------------------------------
 
@@ -51,40 +53,13 @@ constexpr std::int32_t int_mask = (1 << 26) - 1;
 constexpr std::int32_t int_input_max = (1 << 21) - 1;
 constexpr double goal_ratio          = 0.98;
 
-enum class prim { reduce, inclusive_scan, exclusive_scan };
 enum class impl { ours, cg, cub, ours_redux, ours_shfl };
 constexpr int num_impls = 5;
 
-constexpr char const* prim_name(prim p) {
-  return p == prim::reduce ? "reduce" : p == prim::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
-}
 constexpr char const* impl_name(impl i) {
   constexpr char const* names[num_impls] = {"ours", "cg", "cub", "ours(redux)", "ours(shfl)"};
   return names[int(i)];
 }
-template <class T>
-constexpr char const* type_name() {
-  if constexpr (std::is_same_v<T, std::int32_t>) {
-    return "int32";
-  } else if constexpr (std::is_same_v<T, float>) {
-    return "float";
-  } else {
-    static_assert(std::is_same_v<T, double>);
-    return "double";
-  }
-}
-
-// ---- checked CUDA calls --------------------------------------------------------------------------
-
-void check(cudaError_t e, char const* what, char const* file, int line) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", file, line, what, cudaGetErrorString(e),
-                 cudaGetErrorName(e));
-    std::exit(1);
-  }
-}
-#define BENCH_CUDA(call) ::tile_bench::check((call), #call, __FILE__, __LINE__)
-
 // ---- device side ---------------------------------------------------------------------------------
 
 template <prim P, class T, unsigned W>
@@ -160,13 +135,7 @@ __global__ void __launch_bounds__(block_threads) chain_kernel(T const* __restric
 // ---- host side -----------------------------------------------------------------------------------
 
 template <class T>
-using kernel_fn = void (*)(T const*, T*, int);
-
-template <class T>
-struct variant {
-  impl which;
-  kernel_fn<T> kernel;
-};
+using variant = chain_variant<impl, T>;
 
 struct row_result {
   prim p;
@@ -181,42 +150,18 @@ struct row_result {
 struct context {
   int sms            = 0;
   int max_per_sm     = 0;  ///< resident-block cap from threads per SM
-  int warmup         = 3;
-  int timed          = 21;
+  timer time{3, 21};       ///< --quick: 1 and 7
   std::size_t capacity = 0;  ///< elements per buffer
   void* in           = nullptr;
   void* out[num_impls] = {};
-  cudaEvent_t start{}, stop{};
   std::vector<row_result> rows;
   std::vector<std::string> warnings;
 };
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t const h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
-}
-
-/// Random input, never zero; the same for every W of a type (fixed seed per type).
-template <class T>
-T const* upload_input(context& ctx, std::size_t n) {
-  std::mt19937 rng(sizeof(T) * 7919u + std::is_integral_v<T>);
-  std::vector<T> h(n);
-  if constexpr (std::is_integral_v<T>) {
-    std::uniform_int_distribution<T> d(1, int_input_max);
-    for (auto& x : h) x = d(rng);
-  } else {
-    std::uniform_real_distribution<T> d(T(0.5), T(1.5));
-    for (auto& x : h) x = d(rng);
-  }
-  BENCH_CUDA(cudaMemcpy(ctx.in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  return static_cast<T const*>(ctx.in);
-}
-
 template <class T>
 void launch(context& ctx, variant<T> const& v, unsigned grid, T const* in, int reps) {
   v.kernel<<<grid, block_threads>>>(in, static_cast<T*>(ctx.out[int(v.which)]), reps);
-  BENCH_CUDA(cudaGetLastError());
+  TW_BENCH_CUDA(cudaGetLastError());
 }
 
 /// Sanity check for int32: one chain step (exact for our inputs) must agree with `ours`, on every
@@ -226,7 +171,7 @@ void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned g
   std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
   for (std::size_t j = 0; j < vs.size(); ++j) {
     launch(ctx, vs[j], grid, in, 1);
-    BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
+    TW_BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
   }
   for (std::size_t j = 1; j < vs.size(); ++j) {
     for (std::size_t i = 0; i < n; i += (P == prim::reduce ? W : 1)) {
@@ -240,14 +185,6 @@ void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned g
         break;
       }
     }
-  }
-}
-
-void print_time(double us) {
-  if (std::isnan(us)) {
-    std::printf(" - |");
-  } else {
-    std::printf(" %.2f |", us);
   }
 }
 
@@ -275,40 +212,23 @@ void run_row(context& ctx) {
   int per_sm = ctx.max_per_sm;
   for (auto const& v : vs) {
     int b = 0;
-    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, block_threads, 0));
+    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, block_threads, 0));
     per_sm = std::min(per_sm, b);
   }
   unsigned const grid = unsigned(ctx.sms * std::max(per_sm, 1) * waves);
   std::size_t const n = std::size_t(grid) * block_threads;
-  T const* in         = upload_input<T>(ctx, n);
+  T const* in         = upload_random<T>(ctx.in, n, T(int_input_max));  // the same for every W
 
   if constexpr (std::is_same_v<T, std::int32_t>) {
     check_agreement<P, T, W>(ctx, vs, grid, in, n);
   }
 
-  for (int k = 0; k < ctx.warmup; ++k) {
-    for (auto const& v : vs) launch(ctx, v, grid, in, chain_length);
-  }
-  BENCH_CUDA(cudaDeviceSynchronize());
-
-  // Interleaved: each repetition runs every variant once, starting with a different one each time.
-  std::vector<std::vector<float>> ms(vs.size());
-  for (int rep = 0; rep < ctx.timed; ++rep) {
-    for (std::size_t j = 0; j < vs.size(); ++j) {
-      std::size_t const k = (std::size_t(rep) + j) % vs.size();
-      BENCH_CUDA(cudaEventRecord(ctx.start));
-      launch(ctx, vs[k], grid, in, chain_length);
-      BENCH_CUDA(cudaEventRecord(ctx.stop));
-      BENCH_CUDA(cudaEventSynchronize(ctx.stop));
-      float t = 0;
-      BENCH_CUDA(cudaEventElapsedTime(&t, ctx.start, ctx.stop));
-      ms[k].push_back(t);
-    }
-  }
+  auto const us =
+    ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, in, chain_length); });
 
   row_result r{P, type_name<T>(), W, {}};
   std::fill(std::begin(r.us), std::end(r.us), std::nan(""));
-  for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = 1000.0 * median(ms[k]);
+  for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = us[k];
   print_row(r);
   ctx.rows.push_back(r);
 }
@@ -331,27 +251,14 @@ void run_types(context& ctx) {
 }
 
 void write_csv(context const& ctx, char const* path) {
-  std::FILE* f = std::fopen(path, "w");
-  if (!f) {
-    std::fprintf(stderr, "tile_bench: cannot open %s for writing: %s\n", path, std::strerror(errno));
-    std::exit(1);
-  }
+  std::FILE* f = open_csv(bench_name, path);
   std::fprintf(f, "primitive,type,W,ours_us,cg_us,cub_us,ours_redux_us,ours_shfl_us,ratio_vs_best\n");
   for (auto const& r : ctx.rows) {
     std::fprintf(f, "%s,%s,%u", prim_name(r.p), r.type, r.w);
-    for (impl i : {impl::ours, impl::cg, impl::cub, impl::ours_redux, impl::ours_shfl}) {
-      if (std::isnan(r.us[int(i)])) {
-        std::fprintf(f, ",");
-      } else {
-        std::fprintf(f, ",%.4f", r.us[int(i)]);
-      }
-    }
+    for (impl i : {impl::ours, impl::cg, impl::cub, impl::ours_redux, impl::ours_shfl}) csv_time(f, r.us[int(i)]);
     std::fprintf(f, ",%.4f\n", r.ratio());
   }
-  if (std::fclose(f) != 0) {
-    std::fprintf(stderr, "tile_bench: error writing %s\n", path);
-    std::exit(1);
-  }
+  close_csv(bench_name, f, path);
 }
 
 void usage(std::FILE* f) {
@@ -368,44 +275,23 @@ void usage(std::FILE* f) {
 
 int main(int argc, char** argv) {
   using namespace tile_bench;
+  options opt;
+  if (int const rc = parse_options(argc, argv, bench_name, usage, opt); rc >= 0) return rc;
+  if (skip_without_device(bench_name)) return exit_skipped;
+
   context ctx;
-  char const* csv = nullptr;
-  for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick")) {
-      ctx.warmup = 1;
-      ctx.timed  = 7;
-    } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
-      csv = argv[++a];
-    } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
-      usage(stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "tile_bench: unknown or incomplete argument '%s'\n", argv[a]);
-      usage(stderr);
-      return 2;
-    }
-  }
-
-  if (tilewise::cuda_device_count() == 0) {
-    std::printf("tile_bench: no CUDA device, skipping\n");
-    return 77;
-  }
-
-  int dev = 0;
-  BENCH_CUDA(cudaGetDevice(&dev));
-  cudaDeviceProp prop{};
-  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  if (opt.quick) ctx.time = {1, 7};
+  cudaDeviceProp const prop = device_properties();
   ctx.sms        = prop.multiProcessorCount;
   ctx.max_per_sm = std::max(1, prop.maxThreadsPerMultiProcessor / block_threads);
   ctx.capacity   = std::size_t(ctx.sms) * ctx.max_per_sm * waves * block_threads;
-  BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
-  for (auto& o : ctx.out) BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
-  BENCH_CUDA(cudaEventCreate(&ctx.start));
-  BENCH_CUDA(cudaEventCreate(&ctx.stop));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
+  for (auto& o : ctx.out) TW_BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
+  ctx.time.create_events();
 
   std::printf("tile_bench on %s (sm_%d%d, %d SMs): block %d, %d dependent calls per thread, "
               "grid = SMs x occupancy x %d, median of %d runs (us); ratio = min(cg, cub) / ours\n\n",
-              prop.name, prop.major, prop.minor, ctx.sms, block_threads, chain_length, waves, ctx.timed);
+              prop.name, prop.major, prop.minor, ctx.sms, block_threads, chain_length, waves, ctx.time.timed);
   std::printf("| primitive | T | W | ours us | cg us | cub us | ratio vs best | ours(redux) us | ours(shfl) us |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
 
@@ -413,7 +299,7 @@ int main(int argc, char** argv) {
   run_types<prim::inclusive_scan>(ctx);
   run_types<prim::exclusive_scan>(ctx);
 
-  if (csv) write_csv(ctx, csv);
+  if (opt.csv) write_csv(ctx, opt.csv);
 
   // The faster int32 reduce path per W (tuning: tile_tuning_sm80.redux_min_width).
   std::printf("\nint32 reduce, faster tilewise path per W:");
@@ -440,9 +326,8 @@ int main(int argc, char** argv) {
                 good, rows, worst->ratio(), prim_name(worst->p), worst->type, worst->w);
   }
 
-  for (auto o : ctx.out) BENCH_CUDA(cudaFree(o));
-  BENCH_CUDA(cudaFree(ctx.in));
-  BENCH_CUDA(cudaEventDestroy(ctx.start));
-  BENCH_CUDA(cudaEventDestroy(ctx.stop));
+  for (auto o : ctx.out) TW_BENCH_CUDA(cudaFree(o));
+  TW_BENCH_CUDA(cudaFree(ctx.in));
+  ctx.time.destroy_events();
   return 0;
 }

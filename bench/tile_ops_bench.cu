@@ -14,14 +14,11 @@
 /// share grid, input and repetition loop, run interleaved (rotating order) and the median kernel
 /// time (CUDA events) is reported. See README.md.
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -33,7 +30,6 @@
 
 #include <cuda/std/functional>
 
-#include <tilewise/api.hpp>
 #include <tilewise/tile/atomic.cuh>
 #include <tilewise/tile/compact.cuh>
 #include <tilewise/tile/group_by.cuh>
@@ -41,9 +37,15 @@
 #include <tilewise/tile/match.cuh>
 #include <tilewise/tile/reduce.cuh>
 
+#include "bench_common.cuh"
+
 namespace cg = cooperative_groups;
 
 namespace ops_bench {
+
+using namespace tilewise_bench;
+
+constexpr char const* bench_name = "tile_ops_bench";
 
 // ---- settings ------------------------------------------------------------------------------------
 
@@ -58,18 +60,11 @@ constexpr unsigned share_sweep[] = {2, 4, 8, 12, 16, 24, 32};  ///< section 2: l
 
 // ---- checked CUDA calls --------------------------------------------------------------------------
 
-void check(cudaError_t e, char const* what, char const* file, int line) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", file, line, what, cudaGetErrorString(e),
-                 cudaGetErrorName(e));
-    std::exit(1);
-  }
-}
-#define BENCH_CUDA(call) ::ops_bench::check((call), #call, __FILE__, __LINE__)
+/// A kernel launch, then a check of cudaGetLastError.
 #define BENCH_LAUNCH(...)                  \
   do {                                     \
     __VA_ARGS__;                           \
-    BENCH_CUDA(cudaGetLastError());        \
+    TW_BENCH_CUDA(cudaGetLastError());     \
   } while (0)
 
 // ---- device helpers ------------------------------------------------------------------------------
@@ -119,9 +114,7 @@ struct record {
 struct context {
   int sms        = 0;
   int max_per_sm = 0;  ///< resident blocks per SM allowed by threads per SM
-  int warmup     = 3;
-  int timed      = 15;
-  cudaEvent_t start{}, stop{};
+  timer time{3, 15};   ///< --quick: 1 and 5
   // buffers, sized once for the largest section
   std::uint32_t* in        = nullptr;  ///< big_n words: indices, bins, compaction input
   std::uint32_t* out       = nullptr;  ///< big_n words: old values, compaction output
@@ -141,41 +134,12 @@ struct variant {
   std::function<void()> launch;
 };
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t const h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
-}
-
-/// Median kernel time (µs) of each variant: warm-up, then `timed` rounds in which every variant runs
-/// once, starting with a different one each round. `prepare` (resetting outputs) runs before each
-/// launch, outside the timed events.
+/// Median kernel time (µs) of each variant, interleaved (see timer::interleaved). `prepare`
+/// (resetting outputs) runs before each launch, outside the timed events.
 std::vector<double> time_variants(context& ctx, std::vector<variant> const& vs,
                                   std::function<void()> const& prepare = {}) {
-  for (int k = 0; k < ctx.warmup; ++k) {
-    for (auto const& v : vs) {
-      if (prepare) prepare();
-      v.launch();
-    }
-  }
-  BENCH_CUDA(cudaDeviceSynchronize());
-  std::vector<std::vector<float>> ms(vs.size());
-  for (int rep = 0; rep < ctx.timed; ++rep) {
-    for (std::size_t j = 0; j < vs.size(); ++j) {
-      std::size_t const k = (std::size_t(rep) + j) % vs.size();
-      if (prepare) prepare();
-      BENCH_CUDA(cudaEventRecord(ctx.start));
-      vs[k].launch();
-      BENCH_CUDA(cudaEventRecord(ctx.stop));
-      BENCH_CUDA(cudaEventSynchronize(ctx.stop));
-      float t = 0;
-      BENCH_CUDA(cudaEventElapsedTime(&t, ctx.start, ctx.stop));
-      ms[k].push_back(t);
-    }
-  }
-  std::vector<double> us;
-  for (auto& m : ms) us.push_back(1000.0 * median(m));
-  return us;
+  auto const prep = [&] { if (prepare) prepare(); };
+  return ctx.time.interleaved(vs.size(), [&](std::size_t k) { vs[k].launch(); }, prep);
 }
 
 /// The largest grid all `kernels` keep resident at once (SMs x the lowest occupancy among them), so
@@ -185,7 +149,7 @@ unsigned resident_grid(context const& ctx, int threads, std::size_t smem, Kernel
   int per_sm = ctx.max_per_sm;
   auto one   = [&](auto k) {
     int b = 0;
-    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, threads, smem));
+    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, threads, smem));
     per_sm = std::min(per_sm, b);
   };
   (one(kernels), ...);
@@ -200,10 +164,10 @@ void fill(T* out, std::size_t n, F f) {
 /// Number of positions where a and b (device arrays of n elements) differ.
 template <class T>
 unsigned long long mismatches(context& ctx, T const* a, T const* b, std::size_t n) {
-  BENCH_CUDA(cudaMemset(ctx.scalar, 0, sizeof(unsigned long long)));
+  TW_BENCH_CUDA(cudaMemset(ctx.scalar, 0, sizeof(unsigned long long)));
   BENCH_LAUNCH(mismatch_kernel<<<1024, block_threads>>>(a, b, n, ctx.scalar));
   unsigned long long c = 0;
-  BENCH_CUDA(cudaMemcpy(&c, ctx.scalar, sizeof c, cudaMemcpyDeviceToHost));
+  TW_BENCH_CUDA(cudaMemcpy(&c, ctx.scalar, sizeof c, cudaMemcpyDeviceToHost));
   return c;
 }
 
@@ -307,12 +271,12 @@ void run_atomic_row(context& ctx, pattern_info const& p) {
   };
   std::vector<variant> vs{make(atomic_kernel<T, aimpl::ours>, aimpl::ours),
                           make(atomic_kernel<T, aimpl::plain>, aimpl::plain)};
-  auto const reset = [&] { BENCH_CUDA(cudaMemsetAsync(counters, 0, p.counters * sizeof(T))); };
+  auto const reset = [&] { TW_BENCH_CUDA(cudaMemsetAsync(counters, 0, p.counters * sizeof(T))); };
 
   if constexpr (is_int) {  // final counters must agree exactly
     reset();
     vs[1].launch();
-    BENCH_CUDA(cudaMemcpy(ctx.reference, counters, p.counters * sizeof(T), cudaMemcpyDeviceToDevice));
+    TW_BENCH_CUDA(cudaMemcpy(ctx.reference, counters, p.counters * sizeof(T), cudaMemcpyDeviceToDevice));
     reset();
     vs[0].launch();
     if (auto bad = mismatches(ctx, reinterpret_cast<T const*>(ctx.reference), counters, p.counters)) {
@@ -447,7 +411,7 @@ void make_bins(context& ctx, hdata const& d, unsigned bins, std::size_t n) {
     case hdist::same: fill(ctx.in, n, [m] __device__(std::size_t) { return 5u & m; }); break;
     case hdist::zipf: {
       auto const cdf = zipf_cdf(bins, zipf_s);
-      BENCH_CUDA(cudaMemcpy(ctx.cdf, cdf.data(), bins * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+      TW_BENCH_CUDA(cudaMemcpy(ctx.cdf, cdf.data(), bins * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
       std::uint32_t const* c = ctx.cdf;
       fill(ctx.in, n, [c, m] __device__(std::size_t i) {
         std::uint32_t const u = mix32(i, 0x22u);
@@ -521,12 +485,12 @@ hist_row run_hist_row(context& ctx, hist_config const& cfg, hdata const& d) {
     kernel_t const k = kernels[p];
     vs.push_back({hpath_name[p], [=] { BENCH_LAUNCH(k<<<grid, block_threads, smem>>>(in, n, bins, nb, 1u)); }});
   }
-  auto const reset = [=] { BENCH_CUDA(cudaMemsetAsync(bins, 0, nb * sizeof(std::uint32_t))); };
+  auto const reset = [=] { TW_BENCH_CUDA(cudaMemsetAsync(bins, 0, nb * sizeof(std::uint32_t))); };
 
   // Agreement: every variant's histogram equals plain atomicAdd's.
   reset();
   vs[1].launch();
-  BENCH_CUDA(cudaMemcpy(ctx.reference, bins, nb * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice));
+  TW_BENCH_CUDA(cudaMemcpy(ctx.reference, bins, nb * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice));
   for (std::size_t j = 0; j < vs.size(); ++j) {
     if (j == 1) continue;
     reset();
@@ -690,11 +654,11 @@ void run_match(context& ctx) {
   std::vector<double> latency;
   for (auto const& c : cvs) {
     std::vector<float> per_call;
-    for (int run = 0; run < std::max(2, ctx.warmup) + 1; ++run) {
+    for (int run = 0; run < std::max(2, ctx.time.warmup) + 1; ++run) {
       BENCH_LAUNCH(c.kernel<<<ctx.sms, W>>>(in, out, cycles, chain_length, 0u));
       if (run == 0) continue;  // warm-up
       std::vector<long long> h(ctx.sms);
-      BENCH_CUDA(cudaMemcpy(h.data(), cycles, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      TW_BENCH_CUDA(cudaMemcpy(h.data(), cycles, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
       for (long long t : h) per_call.push_back(float(double(t) / chain_length));
     }
     latency.push_back(median(per_call));
@@ -705,7 +669,7 @@ void run_match(context& ctx) {
   int per_sm = ctx.max_per_sm;
   for (auto const& c : cvs) {
     int b = 0;
-    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, c.kernel, block_threads, 0));
+    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, c.kernel, block_threads, 0));
     per_sm = std::min(per_sm, std::max(b, 1));
   }
   unsigned const grid = unsigned(ctx.sms * per_sm * chain_waves);
@@ -823,8 +787,8 @@ void run_compaction(context& ctx) {
     {"reference: one atomic per block and 1024 items (tile::compact)",
      [=] { BENCH_LAUNCH(compact_block_kernel<<<grid, block_threads>>>(in, out, cursor, n)); }},
     {"reference: cudaMemcpy D2D of the input",
-     [=] { BENCH_CUDA(cudaMemcpyAsync(out, in, n * sizeof(std::int32_t), cudaMemcpyDeviceToDevice)); }}};
-  auto const reset = [=] { BENCH_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned))); };
+     [=] { TW_BENCH_CUDA(cudaMemcpyAsync(out, in, n * sizeof(std::int32_t), cudaMemcpyDeviceToDevice)); }}};
+  auto const reset = [=] { TW_BENCH_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned))); };
 
   // Agreement: same count, same multiset checksum; remember the count for the byte totals.
   constexpr int kernels          = 3;
@@ -833,11 +797,11 @@ void run_compaction(context& ctx) {
   for (int j = 0; j < kernels; ++j) {
     reset();
     vs[j].launch();
-    BENCH_CUDA(cudaMemcpy(&kept[j], cursor, sizeof(unsigned), cudaMemcpyDeviceToHost));
+    TW_BENCH_CUDA(cudaMemcpy(&kept[j], cursor, sizeof(unsigned), cudaMemcpyDeviceToHost));
     unsigned long long* const sum = ctx.scalar + 1;
-    BENCH_CUDA(cudaMemset(sum, 0, sizeof *sum));
+    TW_BENCH_CUDA(cudaMemset(sum, 0, sizeof *sum));
     BENCH_LAUNCH(checksum_kernel<<<1024, block_threads>>>(out, kept[j], sum));
-    BENCH_CUDA(cudaMemcpy(&sums[j], sum, sizeof *sum, cudaMemcpyDeviceToHost));
+    TW_BENCH_CUDA(cudaMemcpy(&sums[j], sum, sizeof *sum, cudaMemcpyDeviceToHost));
   }
   for (int j = 1; j < kernels; ++j) {
     if (kept[j] != kept[0] || sums[j] != sums[0]) {
@@ -867,20 +831,13 @@ void run_compaction(context& ctx) {
 // ==== output =======================================================================================
 
 void write_csv(context const& ctx, char const* path) {
-  std::FILE* f = std::fopen(path, "w");
-  if (!f) {
-    std::fprintf(stderr, "tile_ops_bench: cannot open %s for writing: %s\n", path, std::strerror(errno));
-    std::exit(1);
-  }
+  std::FILE* f = open_csv(bench_name, path);
   std::fprintf(f, "section,case,variant,time_us,rate,unit\n");
   for (auto const& r : ctx.records) {
     std::fprintf(f, "%s,\"%s\",\"%s\",%.4f,%.4f,%s\n", r.section.c_str(), r.label.c_str(), r.variant.c_str(), r.us,
                  r.rate, r.unit);
   }
-  if (std::fclose(f) != 0) {
-    std::fprintf(stderr, "tile_ops_bench: error writing %s\n", path);
-    std::exit(1);
-  }
+  close_csv(bench_name, f, path);
 }
 
 void usage(std::FILE* f) {
@@ -896,56 +853,35 @@ void usage(std::FILE* f) {
 
 int main(int argc, char** argv) {
   using namespace ops_bench;
+  options opt;
+  if (int const rc = parse_options(argc, argv, bench_name, usage, opt); rc >= 0) return rc;
+  if (skip_without_device(bench_name)) return exit_skipped;
+
   context ctx;
-  char const* csv = nullptr;
-  for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick")) {
-      ctx.warmup = 1;
-      ctx.timed  = 5;
-    } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
-      csv = argv[++a];
-    } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
-      usage(stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "tile_ops_bench: unknown or incomplete argument '%s'\n", argv[a]);
-      usage(stderr);
-      return 2;
-    }
-  }
-
-  if (tilewise::cuda_device_count() == 0) {
-    std::printf("tile_ops_bench: no CUDA device, skipping\n");
-    return 77;
-  }
-
-  int dev = 0;
-  BENCH_CUDA(cudaGetDevice(&dev));
-  cudaDeviceProp prop{};
-  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  if (opt.quick) ctx.time = {1, 5};
+  cudaDeviceProp const prop = device_properties();
   ctx.sms        = prop.multiProcessorCount;
   ctx.max_per_sm = std::max(1, prop.maxThreadsPerMultiProcessor / block_threads);
-  BENCH_CUDA(cudaMalloc(&ctx.in, big_n * sizeof(std::uint32_t)));
-  BENCH_CUDA(cudaMalloc(&ctx.out, big_n * sizeof(std::uint32_t)));
-  BENCH_CUDA(cudaMalloc(&ctx.counters, atomic_n * sizeof(std::uint32_t)));
-  BENCH_CUDA(cudaMalloc(&ctx.reference, atomic_n * sizeof(std::uint32_t)));
-  BENCH_CUDA(cudaMalloc(&ctx.bins, 65536 * sizeof(std::uint32_t)));
-  BENCH_CUDA(cudaMalloc(&ctx.cdf, 65536 * sizeof(std::uint32_t)));
-  BENCH_CUDA(cudaMalloc(&ctx.cycles, std::max(ctx.sms, 64) * sizeof(long long)));
-  BENCH_CUDA(cudaMalloc(&ctx.scalar, 2 * sizeof(unsigned long long)));
-  BENCH_CUDA(cudaEventCreate(&ctx.start));
-  BENCH_CUDA(cudaEventCreate(&ctx.stop));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.in, big_n * sizeof(std::uint32_t)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.out, big_n * sizeof(std::uint32_t)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.counters, atomic_n * sizeof(std::uint32_t)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.reference, atomic_n * sizeof(std::uint32_t)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.bins, 65536 * sizeof(std::uint32_t)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.cdf, 65536 * sizeof(std::uint32_t)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.cycles, std::max(ctx.sms, 64) * sizeof(long long)));
+  TW_BENCH_CUDA(cudaMalloc(&ctx.scalar, 2 * sizeof(unsigned long long)));
+  ctx.time.create_events();
 
   std::printf("tile_ops_bench on %s (sm_%d%d, %d SMs): W = 32 tiles, blocks of %d, grid-stride grids of SMs x "
               "occupancy; median of %d interleaved runs (us); ratio plain/ours > 1: aggregation pays\n",
-              prop.name, prop.major, prop.minor, ctx.sms, block_threads, ctx.timed);
+              prop.name, prop.major, prop.minor, ctx.sms, block_threads, ctx.time.timed);
 
   run_match(ctx);
   run_atomics(ctx);
   run_histograms(ctx);
   run_compaction(ctx);
 
-  if (csv) write_csv(ctx, csv);
+  if (opt.csv) write_csv(ctx, opt.csv);
   std::printf("\n");
   for (auto const& w : ctx.warnings) std::printf("%s\n", w.c_str());
   std::printf("summary: ");
@@ -957,9 +893,8 @@ int main(int argc, char** argv) {
   for (void* p : {static_cast<void*>(ctx.in), static_cast<void*>(ctx.out), static_cast<void*>(ctx.counters),
                   static_cast<void*>(ctx.reference), static_cast<void*>(ctx.bins), static_cast<void*>(ctx.cdf),
                   static_cast<void*>(ctx.cycles), static_cast<void*>(ctx.scalar)}) {
-    BENCH_CUDA(cudaFree(p));
+    TW_BENCH_CUDA(cudaFree(p));
   }
-  BENCH_CUDA(cudaEventDestroy(ctx.start));
-  BENCH_CUDA(cudaEventDestroy(ctx.stop));
+  ctx.time.destroy_events();
   return 0;
 }

@@ -3,11 +3,10 @@
 // W in {8, 32}; three calls back to back on one temp_storage.
 #include <cooperative_groups.h>
 
-#include <cub/device/device_select.cuh>
-
 #include <tilewise/block/compact.cuh>
 
 #include "../support/cuda_test.cuh"
+#include "../support/select_data.cuh"
 
 using namespace tw_test;
 namespace cg = cooperative_groups;
@@ -15,31 +14,6 @@ namespace cg = cooperative_groups;
 namespace {
 
 constexpr int blocks = 24;
-
-std::vector<unsigned char> keep_flags(int pattern, std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  double const p[] = {1.0, 0.0, -1.0, 0.01, 0.5, 0.99};
-  std::vector<unsigned char> f(n);
-  for (std::size_t i = 0; i < n; ++i) f[i] = p[pattern] < 0 ? i % 2 : u(rng) < p[pattern];
-  return f;
-}
-
-std::vector<int> cub_select(std::vector<int> const& values, std::vector<unsigned char> const& f) {
-  device_buffer<int> d_in(values), d_out(values.size()), d_count(1);
-  device_buffer<unsigned char> d_flags(f);
-  d_out.poison();  // CUB writes only the selected prefix; the rest must still be initialised
-  std::size_t temp_bytes = 0;
-  TW_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, d_in.get(), d_flags.get(), d_out.get(), d_count.get(),
-                                           int(values.size())));
-  device_buffer<unsigned char> temp(temp_bytes);
-  TW_CUDA_CHECK(cub::DeviceSelect::Flagged(temp.get(), temp_bytes, d_in.get(), d_flags.get(), d_out.get(),
-                                           d_count.get(), int(values.size())));
-  TW_CHECK_LAUNCH();
-  auto out = d_out.download();
-  out.resize(std::size_t(d_count.download()[0]));
-  return out;
-}
 
 /// Three rounds back to back: round k compacts the values of flags[k] into out + k * n.
 template <unsigned BlockSize, unsigned W>
@@ -63,7 +37,7 @@ void check_block_compact() {
       auto const values = random_vector<int>(n, seed);
       std::vector<unsigned char> flags;
       for (int k = 0; k < 3; ++k) {
-        auto const f = keep_flags((pattern + k) % 6, n, seed * 7 + k);
+        auto const f = keep_flags(keep_patterns[(pattern + k) % 6], n, seed * 7 + k);
         flags.insert(flags.end(), f.begin(), f.end());
       }
       device_buffer<int> d_in(values), d_out(3 * n);

@@ -4,8 +4,6 @@
 // transform_output_iterator as outputs.
 #include <cooperative_groups.h>
 
-#include <cub/device/device_select.cuh>
-
 #include <thrust/iterator/transform_output_iterator.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include <tilewise/tile/compact.cuh>
 
 #include "../support/cuda_test.cuh"
+#include "../support/select_data.cuh"
 #include "../support/test_types.cuh"
 
 using namespace tw_test;
@@ -24,44 +23,10 @@ constexpr int threads   = 256;
 constexpr int blocks    = 40;
 constexpr std::size_t n = std::size_t(threads) * blocks;
 
-enum class pattern { all, none, alternating, p1, p50, p99 };
-constexpr pattern patterns[] = {pattern::all, pattern::none, pattern::alternating, pattern::p1, pattern::p50, pattern::p99};
+using pattern = keep_pattern;
+constexpr auto const& patterns = keep_patterns;
 
-std::vector<unsigned char> flags(pattern p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<unsigned char> f(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    switch (p) {
-      case pattern::all: f[i] = 1; break;
-      case pattern::none: f[i] = 0; break;
-      case pattern::alternating: f[i] = i % 2; break;
-      case pattern::p1: f[i] = u(rng) < 0.01; break;
-      case pattern::p50: f[i] = u(rng) < 0.5; break;
-      case pattern::p99: f[i] = u(rng) < 0.99; break;
-    }
-  }
-  return f;
-}
-
-/// CUB's stable selection of `values` by `flags` (the oracle).
-template <class T>
-std::vector<T> cub_select(std::vector<T> const& values, std::vector<unsigned char> const& f) {
-  device_buffer<T> d_in(values), d_out(values.size());
-  device_buffer<unsigned char> d_flags(f);
-  device_buffer<int> d_count(1);
-  d_out.poison();  // CUB writes only the selected prefix; the rest must still be initialised
-  std::size_t temp_bytes = 0;
-  TW_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, d_in.get(), d_flags.get(), d_out.get(),
-                                           d_count.get(), int(values.size())));
-  device_buffer<unsigned char> temp(temp_bytes);
-  TW_CUDA_CHECK(cub::DeviceSelect::Flagged(temp.get(), temp_bytes, d_in.get(), d_flags.get(), d_out.get(),
-                                           d_count.get(), int(values.size())));
-  TW_CHECK_LAUNCH();
-  auto out = d_out.download();
-  out.resize(std::size_t(d_count.download()[0]));
-  return out;
-}
+std::vector<unsigned char> flags(pattern p, std::uint64_t seed) { return keep_flags(p, n, seed); }
 
 struct negate {
   __host__ __device__ int operator()(int x) const { return -x; }

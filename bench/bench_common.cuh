@@ -1,0 +1,225 @@
+/// @file
+/// @brief Harness code shared by the benchmarks (tile_bench, tile_ops_bench, block_bench): checked
+///        CUDA calls, the command line, the no-device skip, interleaved event timing and CSV files.
+///        The kernels, and so what is measured, stay in each benchmark.
+#pragma once
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include <tilewise/api.hpp>
+
+namespace tilewise_bench {
+
+// ---- checked CUDA calls --------------------------------------------------------------------------
+
+/// Unless e is cudaSuccess: prints "file:line: what failed: ..." and exits with 1.
+inline void check(cudaError_t e, char const* what, char const* file, int line) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", file, line, what, cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+    std::exit(1);
+  }
+}
+#define TW_BENCH_CUDA(call) ::tilewise_bench::check((call), #call, __FILE__, __LINE__)
+
+// ---- command line and device ---------------------------------------------------------------------
+
+/// Exit code of a benchmark that found no CUDA device (ctest's SKIP_RETURN_CODE).
+constexpr int exit_skipped = 77;
+
+struct options {
+  bool quick      = false;    ///< --quick: fewer repetitions
+  char const* csv = nullptr;  ///< --csv FILE: also write CSV there
+};
+
+/// Parses --quick, --csv FILE and --help/-h into `opt`. Returns -1 to go on, else the exit code:
+/// 0 after --help (usage on stdout), 2 after an unknown or incomplete argument (usage on stderr).
+inline int parse_options(int argc, char** argv, char const* name, void (*usage)(std::FILE*), options& opt) {
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--quick")) {
+      opt.quick = true;
+    } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
+      opt.csv = argv[++a];
+    } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "%s: unknown or incomplete argument '%s'\n", name, argv[a]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  return -1;
+}
+
+/// True (after printing "NAME: no CUDA device, skipping") when there is no CUDA device.
+inline bool skip_without_device(char const* name) {
+  if (tilewise::cuda_device_count() != 0) return false;
+  std::printf("%s: no CUDA device, skipping\n", name);
+  return true;
+}
+
+/// The properties of the current device.
+inline cudaDeviceProp device_properties() {
+  int dev = 0;
+  TW_BENCH_CUDA(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  TW_BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  return prop;
+}
+
+// ---- timing --------------------------------------------------------------------------------------
+
+inline double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t const h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
+}
+
+/// Repetition counts and the two events that time one launch.
+struct timer {
+  int warmup = 3;
+  int timed  = 21;
+  cudaEvent_t start{}, stop{};
+
+  void create_events() {
+    TW_BENCH_CUDA(cudaEventCreate(&start));
+    TW_BENCH_CUDA(cudaEventCreate(&stop));
+  }
+  void destroy_events() {
+    TW_BENCH_CUDA(cudaEventDestroy(start));
+    TW_BENCH_CUDA(cudaEventDestroy(stop));
+  }
+
+  /// Median kernel time (µs) of each of `count` variants: `warmup` rounds, a device synchronize,
+  /// then `timed` rounds in which every variant runs once between the events, round r starting
+  /// with variant r % count. launch(k) launches variant k; prepare() runs before every launch,
+  /// outside the events.
+  template <class Launch, class Prepare>
+  std::vector<double> interleaved(std::size_t count, Launch const& launch, Prepare const& prepare) const {
+    for (int k = 0; k < warmup; ++k) {
+      for (std::size_t j = 0; j < count; ++j) {
+        prepare();
+        launch(j);
+      }
+    }
+    TW_BENCH_CUDA(cudaDeviceSynchronize());
+    std::vector<std::vector<float>> ms(count);
+    for (int rep = 0; rep < timed; ++rep) {
+      for (std::size_t j = 0; j < count; ++j) {
+        std::size_t const k = (std::size_t(rep) + j) % count;
+        prepare();
+        TW_BENCH_CUDA(cudaEventRecord(start));
+        launch(k);
+        TW_BENCH_CUDA(cudaEventRecord(stop));
+        TW_BENCH_CUDA(cudaEventSynchronize(stop));
+        float t = 0;
+        TW_BENCH_CUDA(cudaEventElapsedTime(&t, start, stop));
+        ms[k].push_back(t);
+      }
+    }
+    std::vector<double> us;
+    for (auto const& m : ms) us.push_back(1000.0 * median(m));
+    return us;
+  }
+  template <class Launch>
+  std::vector<double> interleaved(std::size_t count, Launch const& launch) const {
+    return interleaved(count, launch, [] {});
+  }
+};
+
+// ---- output --------------------------------------------------------------------------------------
+
+/// fopen(path, "w"), or "NAME: cannot open PATH for writing: ..." and exit 1.
+inline std::FILE* open_csv(char const* name, char const* path) {
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "%s: cannot open %s for writing: %s\n", name, path, std::strerror(errno));
+    std::exit(1);
+  }
+  return f;
+}
+
+/// fclose(f), or "NAME: error writing PATH" and exit 1.
+inline void close_csv(char const* name, std::FILE* f, char const* path) {
+  if (std::fclose(f) != 0) {
+    std::fprintf(stderr, "%s: error writing %s\n", name, path);
+    std::exit(1);
+  }
+}
+
+/// A table cell " 1.23 |", or " - |" for NaN (not measured).
+inline void print_time(double us) {
+  if (std::isnan(us)) {
+    std::printf(" - |");
+  } else {
+    std::printf(" %.2f |", us);
+  }
+}
+
+/// A CSV field ",1.2345", or "," for NaN.
+inline void csv_time(std::FILE* f, double us) {
+  if (std::isnan(us)) {
+    std::fprintf(f, ",");
+  } else {
+    std::fprintf(f, ",%.4f", us);
+  }
+}
+
+// ---- reduce / scan chains (tile_bench, block_bench) ----------------------------------------------
+
+enum class prim { reduce, inclusive_scan, exclusive_scan };
+
+constexpr char const* prim_name(prim p) {
+  return p == prim::reduce ? "reduce" : p == prim::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
+}
+
+template <class T>
+constexpr char const* type_name() {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    return "int32";
+  } else if constexpr (std::is_same_v<T, float>) {
+    return "float";
+  } else {
+    static_assert(std::is_same_v<T, double>);
+    return "double";
+  }
+}
+
+/// One implementation (`which`, an enum of the benchmark) and its kernel(in, out, reps).
+template <class Impl, class T>
+struct chain_variant {
+  Impl which;
+  void (*kernel)(T const*, T*, int);
+};
+
+/// Copies n random values, never zero, to dst: integers in [1, int_max], floating point in
+/// [0.5, 1.5). The seed depends on T only, so every shape of a type gets the same input.
+template <class T>
+T const* upload_random(void* dst, std::size_t n, [[maybe_unused]] T int_max) {
+  std::mt19937 rng(sizeof(T) * 7919u + std::is_integral_v<T>);
+  std::vector<T> h(n);
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<T> d(1, int_max);
+    for (auto& x : h) x = d(rng);
+  } else {
+    std::uniform_real_distribution<T> d(T(0.5), T(1.5));
+    for (auto& x : h) x = d(rng);
+  }
+  TW_BENCH_CUDA(cudaMemcpy(dst, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  return static_cast<T const*>(dst);
+}
+
+}  // namespace tilewise_bench

@@ -79,7 +79,7 @@ __device__ __forceinline__ T primitive(Tile const& tile, T v, CubTemp& temp) {
   } else if constexpr (I == impl::ours_redux || I == impl::ours_shfl) {
     static_assert(P == prim::reduce, "the forced paths exist for reduce only");
     cuda::std::plus<T> op{};
-    return tilewise::detail::reduce_tile<I == impl::ours_redux, W>(v, op);
+    return tilewise::detail::reduce_tile<I == impl::ours_redux>(tilewise::detail::tile_lanes<W>{}, v, op);
   } else if constexpr (I == impl::cg) {
     if constexpr (P == prim::reduce) {
       return cg::reduce(tile, v, cg::plus<T>());  // CG's fastest functor (redux.sync for int, W >= 16)

@@ -55,9 +55,9 @@ TILEWISE_DEVICE T reduce_totals(unsigned rank, T const* buf, unsigned count, Op&
     } else {
       block_lanes<BlockSize, Lanes> const lanes;
       if constexpr (exact) {
-        return lanes_reduce(lanes, part, op);
+        return reduce_lanes(lanes, part, op);
       } else {
-        return lanes_reduce_partial(lanes, part, op, (count + K - 1) / K);
+        return reduce_tile_partial(lanes, part, op, (count + K - 1) / K);
       }
     }
   }
@@ -82,12 +82,12 @@ TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, O
   unsigned count       = shape::tiles;
   T total;
   if constexpr (!Partial) {
-    total = lanes_reduce(tile, v, op);
+    total = reduce_lanes(tile, v, op);
   } else if constexpr (known) {  // the identity stands in for the missing values: the full path
-    total = lanes_reduce(tile, rank < valid ? v : identity<kind_v<Op, T>, T>(), op);
+    total = reduce_lanes(tile, rank < valid ? v : identity<kind_v<Op, T>, T>(), op);
   } else {  // tiles wholly past `valid` reduce one value each, and their totals are not read
     unsigned const first = slot * W;
-    total                = lanes_reduce_partial(tile, v, op, valid > first ? valid - first : 1u);
+    total                = reduce_tile_partial(tile, v, op, valid > first ? valid - first : 1u);
     unsigned const tiles = (valid + W - 1) / W;
     count                = tiles < shape::tiles ? tiles : shape::tiles;
   }

@@ -241,37 +241,6 @@ struct converged_lanes : tile_lanes<C> {
 template <unsigned BlockSize, unsigned C>
 using block_lanes = cuda::std::conditional_t<BlockSize % 32 == 0, converged_lanes<C>, tile_lanes<C>>;
 
-/// tile::reduce on a lanes view: redux.sync or the in-order butterfly, as tile::reduce chooses.
-template <class Lanes, class T, class Op>
-TILEWISE_DEVICE T lanes_reduce(Lanes const& l, T v, Op& op) {
-  constexpr unsigned C = Lanes::width;
-  if constexpr (C == 1) {
-    return v;
-  } else if constexpr (tile_uses_redux<Op, T, C>) {
-    NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux_tile<kind_v<Op, T>>(l, v);),
-                      (return butterfly_reduce(l, v, op);))
-  } else {
-    return butterfly_reduce(l, v, op);
-  }
-}
-
-/// tile::reduce(tile, v, op, valid) on a lanes view: only ranks < valid (>= 1) contribute.
-template <class Lanes, class T, class Op>
-TILEWISE_DEVICE T lanes_reduce_partial(Lanes const& l, T v, Op& op, unsigned valid) {
-  constexpr unsigned C = Lanes::width;
-  if constexpr (kind_v<Op, T> != op_kind::other) {
-    return lanes_reduce(l, l.rank < valid ? v : identity<kind_v<Op, T>, T>(), op);
-  } else {
-#pragma unroll
-    for (unsigned d = 1; d < C; d *= 2) {
-      shuffled<T> const down = l.shfl_down(v, d);
-      if (l.rank + d < valid) {
-        v = op(v, down.data);
-      }
-    }
-    return l.shfl(v, 0);
-  }
-}
 
 // ---- values that may be empty ---------------------------------------------------------------------
 

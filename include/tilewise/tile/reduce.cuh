@@ -66,31 +66,30 @@ TILEWISE_DEVICE T redux_tile(tile_lanes<W> const& l, T v) {
   }
 }
 
-/// Full-tile reduction. `UseRedux` is exposed for the microbenchmark, which measures both paths.
+/// Full-tile reduction over a lanes view (a tile_lanes, or the block scope's converged_lanes
+/// whose shuffle mask is the constant full warp). `UseRedux` is exposed for the microbenchmark,
+/// which measures both paths.
 template <bool UseRedux, unsigned W, class T, class Op>
-TILEWISE_DEVICE T reduce_tile(T v, Op& op) {
+TILEWISE_DEVICE T reduce_tile(tile_lanes<W> const& l, T v, Op& op) {
   if constexpr (W == 1) {
     return v;
+  } else if constexpr (UseRedux && redux_capable<Op, T>) {
+    NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux_tile<kind_v<Op, T>>(l, v);),
+                      (return butterfly_reduce(l, v, op);))
   } else {
-    tile_lanes<W> const l;
-    if constexpr (UseRedux && redux_capable<Op, T>) {
-      NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux_tile<kind_v<Op, T>>(l, v);),
-                        (return butterfly_reduce(l, v, op);))
-    } else {
-      return butterfly_reduce(l, v, op);
-    }
+    return butterfly_reduce(l, v, op);
   }
 }
 
 template <unsigned W, class Parent, class T, class Op>
 TILEWISE_DEVICE T reduce_group(cg::thread_block_tile<W, Parent> const&, T v, Op& op) {
-  return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
+  return reduce_tile<tile_uses_redux<Op, T, W>>(tile_lanes<W>{}, v, op);
 }
 
-/// Reduction over a lanes view (used by the other tile primitives once they hold one).
+/// Reduction over a lanes view (used by the other tile primitives and the block scope).
 template <unsigned W, class T, class Op>
-TILEWISE_DEVICE T reduce_lanes(tile_lanes<W> const&, T v, Op& op) {
-  return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
+TILEWISE_DEVICE T reduce_lanes(tile_lanes<W> const& l, T v, Op& op) {
+  return reduce_tile<tile_uses_redux<Op, T, W>>(l, v, op);
 }
 
 template <class T, class Op>
@@ -110,14 +109,10 @@ TILEWISE_DEVICE T reduce_group(cg::coalesced_group const& g, T v, Op& op) {
 /// full-tile path; other ops use a bounded shfl_down tree and broadcast rank 0. Neither branches on
 /// `valid`, so every tile of a warp runs the same shuffles (see tile_lanes).
 template <unsigned W, class T, class Op>
-TILEWISE_DEVICE T reduce_tile_partial(T v, Op& op, unsigned valid) {
+TILEWISE_DEVICE T reduce_tile_partial(tile_lanes<W> const& l, T v, Op& op, unsigned valid) {
   constexpr op_kind k = kind_v<Op, T>;
-  tile_lanes<W> const l;
   if constexpr (k != op_kind::other) {
-    if (l.rank >= valid) {
-      v = identity<k, T>();
-    }
-    return reduce_tile<tile_uses_redux<Op, T, W>, W>(v, op);
+    return reduce_lanes(l, l.rank < valid ? v : identity<k, T>(), op);
   } else {
 #pragma unroll
     for (unsigned d = 1; d < W; d *= 2) {
@@ -163,7 +158,7 @@ struct reduce_fn {
     using Group = cooperative_groups::thread_block_tile<W, Parent>;
     detail::check_tile_args<Group, T>();
     if constexpr (detail::valid_tile_args<Group, T>) {
-      return detail::reduce_tile_partial<W>(v, op, valid);
+      return detail::reduce_tile_partial(detail::tile_lanes<W>{}, v, op, valid);
     } else {
       return v;
     }

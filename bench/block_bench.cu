@@ -19,8 +19,8 @@
 /// - cub alt, reduce: the same BlockReduce without the broadcast: result in thread 0 only (CUB's
 ///   contract; not the same result), two TempStorage in turn, one barrier per call;
 /// - cub alt, scans: BLOCK_SCAN_WARP_SCANS, two TempStorage in turn;
-/// - ours 1 barrier / 2 barriers: tilewise with each plan forced (detail::block_tuning picks one
-///   per shape; the "plan" column is the tuned choice);
+/// - ours 1 barrier / 2 barriers / raking (scans): tilewise with each plan forced
+///   (detail::block_tuning picks one per shape; the "plan" column is the tuned choice);
 /// - ours 1 barrier fixed phase: the one-barrier plan with the buffer chosen by the loop counter
 ///   and a plain barrier, which prices the phase bookkeeping of the public calls (not a public mode).
 #include <algorithm>
@@ -62,11 +62,14 @@ constexpr int waves        = 4;    ///< grid = SMs x resident blocks per SM x wa
 constexpr std::int32_t int_mask = (1 << 20) - 1;
 constexpr double goal_ratio     = 0.98;
 
-enum class impl { ours, cub, cub_alt, ours_1b, ours_2b, ours_fixed };
-constexpr int num_impls = 6;
+enum class impl { ours, cub, cub_alt, ours_1b, ours_2b, ours_fixed, ours_rake };
+constexpr int num_impls = 7;
 
 constexpr char const* impl_name(impl i) {
-  constexpr char const* names[num_impls] = {"ours", "cub", "cub alt", "ours 1 barrier", "ours 2 barriers", "ours 1 barrier fixed phase"};
+  constexpr char const* names[num_impls] = {"ours",           "cub",
+                                            "cub alt",        "ours 1 barrier",
+                                            "ours 2 barriers", "ours 1 barrier fixed phase",
+                                            "ours raking"};
   return names[int(i)];
 }
 // ---- device side ---------------------------------------------------------------------------------
@@ -80,17 +83,22 @@ template <prim P, impl I, class T, unsigned B>
 using cub_t = std::conditional_t<P == prim::reduce, cub::BlockReduce<T, int(B)>,
                                  cub::BlockScan<T, int(B), I == impl::cub ? cub::BLOCK_SCAN_RAKING : cub::BLOCK_SCAN_WARP_SCANS>>;
 
-/// The plans of tilewise's variants: tuned, forced one barrier, forced two barriers.
+/// The plans of tilewise's variants: tuned, forced one barrier, two barriers, raking (scans only).
 template <prim P, impl I, class T, unsigned B, unsigned W, class plans = tilewise::detail::block_plans<T, B, W>>
 inline constexpr tilewise::detail::block_plan plan_of =
   I == impl::ours_1b || I == impl::ours_fixed ? (P == prim::reduce ? plans::reduce_one : plans::scan_one)
   : I == impl::ours_2b                        ? (P == prim::reduce ? plans::reduce_two : plans::scan_two)
+  : I == impl::ours_rake                      ? plans::scan_rake
                                               : (P == prim::reduce ? plans::reduce : plans::scan);
+
+/// Which variants a row measures: raking is a scan plan (whole warps).
+template <prim P, impl I, unsigned B>
+inline constexpr bool measured = I != impl::ours_rake || (P != prim::reduce && B % 32 == 0);
 
 /// Shared memory of one variant.
 template <prim P, impl I, class T, unsigned B, unsigned W>
 struct storage {
-  tilewise::detail::block_storage<T, B / W, B, plan_of<P, I, T, B, W>.one_barrier> tmp;
+  tilewise::detail::plan_storage<T, B, W, plan_of<P, I, T, B, W>.one_barrier, plan_of<P, I, T, B, W>.raking> tmp;
 };
 template <prim P, class T, unsigned B, unsigned W>
 struct storage<P, impl::ours, T, B, W> {
@@ -116,15 +124,14 @@ __device__ __forceinline__ T primitive(storage<P, I, T, B, W>& s, cg::thread_blo
     } else {
       return ours_t<P, T, B, W>{s.tmp}(block, v, op);
     }
-  } else if constexpr (I == impl::ours_1b || I == impl::ours_2b || I == impl::ours_fixed) {
+  } else if constexpr (I == impl::ours_1b || I == impl::ours_2b || I == impl::ours_fixed || I == impl::ours_rake) {
     constexpr auto plan  = plan_of<P, I, T, B, W>;
     constexpr bool fixed = I == impl::ours_fixed;  // phase from the loop counter, plain barrier
     if constexpr (P == prim::reduce) {
-      return tilewise::detail::block_reduce<plan.one_barrier, plan.lanes, false, B, W, !fixed>(s.tmp, block, v, op, B,
-                                                                                               unsigned(k));
+      return tilewise::detail::block_reduce<plan, false, B, W, !fixed>(s.tmp, block, v, op, B, unsigned(k));
     } else {
-      return tilewise::detail::block_scan<plan.one_barrier, plan.lanes, P == prim::exclusive_scan, false, B, W, !fixed>(
-        s.tmp, block, v, op, T(0), nullptr, unsigned(k));
+      return tilewise::detail::block_scan<plan, P == prim::exclusive_scan, false, B, W, !fixed>(s.tmp, block, v, op,
+                                                                                              T(0), nullptr, unsigned(k));
     }
   } else {
     static_assert(I == impl::cub || I == impl::cub_alt);
@@ -185,8 +192,7 @@ struct row_result {
   char const* type;
   unsigned block;
   unsigned w;
-  bool one_barrier;      ///< the tuned plan of ours: one barrier (else two)
-  unsigned lanes;        ///< and its combine lanes
+  tilewise::detail::block_plan plan;  ///< the tuned plan of ours
   double us[num_impls];  ///< median kernel time per implementation; NaN where not measured
 
   double ratio() const { return us[int(impl::cub)] / us[int(impl::ours)]; }
@@ -239,12 +245,17 @@ void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned g
   }
 }
 
+/// "1, lanes" (one barrier), "2, lanes" (two barriers) or "rake".
+std::string plan_name(tilewise::detail::block_plan const& p) {
+  return p.raking ? std::string("rake") : std::string(p.one_barrier ? "1, " : "2, ") + std::to_string(p.lanes);
+}
+
 void print_row(row_result const& r) {
   std::printf("| %s | %s | %u | %u |", prim_name(r.p), r.type, r.block, r.w);
   for (impl i : {impl::ours, impl::cub, impl::cub_alt}) print_time(r.us[int(i)]);
   std::printf(" %.3f | %.3f |", r.ratio(), r.ratio_best());
-  std::printf(" %s, %u |", r.one_barrier ? "1" : "2", r.lanes);
-  for (impl i : {impl::ours_1b, impl::ours_2b, impl::ours_fixed}) print_time(r.us[int(i)]);
+  std::printf(" %s |", plan_name(r.plan).c_str());
+  for (impl i : {impl::ours_1b, impl::ours_2b, impl::ours_fixed, impl::ours_rake}) print_time(r.us[int(i)]);
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -258,6 +269,9 @@ void run_row(context& ctx) {
                              {impl::ours_1b, chain_kernel<P, impl::ours_1b, T, B, W>},
                              {impl::ours_2b, chain_kernel<P, impl::ours_2b, T, B, W>},
                              {impl::ours_fixed, chain_kernel<P, impl::ours_fixed, T, B, W>}};
+  if constexpr (measured<P, impl::ours_rake, B>) {
+    vs.push_back({impl::ours_rake, chain_kernel<P, impl::ours_rake, T, B, W>});
+  }
 
   // One grid for the whole row: the lowest occupancy among its variants keeps every one full.
   int per_sm = std::max(1, ctx.max_threads_sm / int(B));
@@ -278,8 +292,9 @@ void run_row(context& ctx) {
     ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, B, in, chain_length); });
 
   constexpr auto plan = plan_of<P, impl::ours, T, B, W>;
-  static_assert(plan.one_barrier == ours_t<P, T, B, W>::plan.one_barrier && plan.lanes == ours_t<P, T, B, W>::plan.lanes);
-  row_result r{P, type_name<T>(), B, W, plan.one_barrier, plan.lanes, {}};
+  static_assert(plan.one_barrier == ours_t<P, T, B, W>::plan.one_barrier && plan.lanes == ours_t<P, T, B, W>::plan.lanes &&
+                plan.raking == ours_t<P, T, B, W>::plan.raking);
+  row_result r{P, type_name<T>(), B, W, plan, {}};
   std::fill(std::begin(r.us), std::end(r.us), std::nan(""));
   for (std::size_t k = 0; k < vs.size(); ++k) r.us[int(vs[k].which)] = us[k];
   print_row(r);
@@ -305,13 +320,15 @@ void run_types(context& ctx) {
 void write_csv(context const& ctx, char const* path) {
   std::FILE* f = open_csv(bench_name, path);
   std::fprintf(f, "primitive,type,block,W,ours_us,cub_us,cub_alt_us,ours_1barrier_us,ours_2barriers_us,"
-                  "ours_1barrier_fixed_phase_us,barriers,lanes,ratio,ratio_best\n");
+                  "ours_1barrier_fixed_phase_us,ours_raking_us,barriers,lanes,raking,ratio,ratio_best\n");
   for (auto const& r : ctx.rows) {
     std::fprintf(f, "%s,%s,%u,%u", prim_name(r.p), r.type, r.block, r.w);
-    for (impl i : {impl::ours, impl::cub, impl::cub_alt, impl::ours_1b, impl::ours_2b, impl::ours_fixed}) {
+    for (impl i : {impl::ours, impl::cub, impl::cub_alt, impl::ours_1b, impl::ours_2b, impl::ours_fixed,
+                   impl::ours_rake}) {
       csv_time(f, r.us[int(i)]);
     }
-    std::fprintf(f, ",%d,%u,%.4f,%.4f\n", r.one_barrier ? 1 : 2, r.lanes, r.ratio(), r.ratio_best());
+    std::fprintf(f, ",%d,%u,%d,%.4f,%.4f\n", r.plan.one_barrier ? 1 : 2, r.plan.lanes, r.plan.raking ? 1 : 0, r.ratio(),
+                 r.ratio_best());
   }
   close_csv(bench_name, f, path);
 }
@@ -355,12 +372,12 @@ int main(int argc, char** argv) {
               "cub alt: reduce = the same without broadcast (thread 0 only, not comparable), 2 TempStorage in turn; "
               "scans = BLOCK_SCAN_WARP_SCANS, 2 TempStorage in turn.\n"
               "ratio = cub / ours; ratio best = min(cub, cub alt for scans) / ours; plan = ours' tuned plan: barriers, "
-              "combine lanes;\nours 1 barrier / 2 barriers: each plan forced (tuned lanes); ours 1 barrier fixed "
-              "phase: the buffer chosen by the loop counter and a plain barrier (prices the phase bookkeeping; not a "
-              "public mode)\n\n");
+              "combine lanes, or rake;\nours 1 barrier / 2 barriers / raking: each plan forced (tuned lanes; raking: "
+              "scans of whole warps only); ours 1 barrier fixed phase: the buffer chosen by the loop counter and a "
+              "plain barrier (prices the phase bookkeeping; not a public mode)\n\n");
   std::printf("| primitive | T | block | W | ours us | cub us | cub alt us | ratio | ratio best | plan | "
-              "ours 1 barrier us | ours 2 barriers us | ours 1 barrier fixed phase us |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "ours 1 barrier us | ours 2 barriers us | ours 1 barrier fixed phase us | ours raking us |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 
   run_types<prim::reduce>(ctx);
   run_types<prim::inclusive_scan>(ctx);
@@ -387,6 +404,19 @@ int main(int argc, char** argv) {
                 worst_best->block, worst_best->w);
     std::printf("rows: %d, ours >= %.2fx CUB in %d of %d, worst ratio %.3f at (%s,%s,%u,W=%u)\n", rows, goal_ratio,
                 good, rows, worst->ratio(), prim_name(worst->p), worst->type, worst->block, worst->w);
+  }
+
+  // Which forced plan was fastest per row (the tuning should pick it): rows where the tuned plan
+  // is more than 2 % slower than the fastest of ours 1 barrier / 2 barriers / raking.
+  for (auto const& r : ctx.rows) {
+    impl best = impl::ours_1b;
+    for (impl i : {impl::ours_2b, impl::ours_rake}) {
+      if (!std::isnan(r.us[int(i)]) && r.us[int(i)] < r.us[int(best)]) best = i;
+    }
+    if (r.us[int(impl::ours)] > 1.02 * r.us[int(best)]) {
+      std::printf("plan check: (%s,%s,%u,W=%u) tuned %s %.2f us, %s faster: %.2f us\n", prim_name(r.p), r.type, r.block,
+                  r.w, plan_name(r.plan).c_str(), r.us[int(impl::ours)], impl_name(best), r.us[int(best)]);
+    }
   }
 
   for (auto o : ctx.out) TW_BENCH_CUDA(cudaFree(o));

@@ -1,7 +1,9 @@
 // block::reduce / inclusive_scan / exclusive_scan on integers (exact, compared with CUB bit for
 // bit): every block size and tile width for int32 plus, a subset for max, int64 and a user
 // operator without a known identity (the predicated paths), and both plans (one barrier, two
-// barriers) forced with the combine on 1, 4 and 32 lanes, as the benchmark measures them. More types: reduce_scan_more.cu.
+// barriers) forced with the combine on 1, 4 and 32 lanes, and the scans' raking plan (every
+// block of whole warps it may be tuned for, W < 32 too), as the benchmark measures them. More
+// types: reduce_scan_more.cu.
 #include <cuda/functional>
 #include <cuda/std/functional>
 
@@ -39,4 +41,21 @@ TEST_CASE("block primitives: both plans (one barrier, two barriers), combine on 
   check_block_seeds<mat2, mat2_mul, 48, 16, plan::two_barriers, 16>();
   check_block_seeds<float, cuda::std::plus<>, 1024, 32, plan::one_barrier, 32>();
   check_block_seeds<float, cuda::std::plus<>, 96, 32, plan::two_barriers, 1>();
+}
+
+TEST_CASE("block scans: raking plan (warp 0 scans every value; reduce on two barriers)") {
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 64, 32, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 96, 32, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 128, 32, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 256, 16, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 384, 8, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 512, 32, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 1024, 32, plan::raking, 32>();
+  check_block_seeds<std::int32_t, cuda::maximum<>, 256, 32, plan::raking, 32>();
+  check_block_seeds<std::int64_t, cuda::std::plus<>, 256, 32, plan::raking, 32>();
+  check_block_seeds<std::int32_t, user_plus, 256, 32, plan::raking, 32>();
+  check_block_seeds<mat2, mat2_mul, 256, 32, plan::raking, 32>();
+  check_block_seeds<s24, s24_op, 96, 32, plan::raking, 32>();
+  check_block_seeds<float, cuda::std::plus<>, 512, 16, plan::raking, 32>();
+  check_block_seeds<double, cuda::std::plus<>, 256, 32, plan::raking, 32>();
 }

@@ -55,9 +55,15 @@ __device__ inline void scribble(void* p, std::size_t bytes, unsigned pattern, un
 }
 
 /// How the block primitives under test are called: the public classes (their tuned plan), or the
-/// detail functions with a forced plan (one or two barriers, combine shared by `Lanes` lanes), as
-/// the benchmark forces them.
-enum class plan { tuned, one_barrier, two_barriers };
+/// detail functions with a forced plan (one or two barriers, combine shared by `Lanes` lanes, or
+/// raking for the scans, with reduce on two barriers), as the benchmark forces them.
+enum class plan { tuned, one_barrier, two_barriers, raking };
+
+/// The forced plan of the scans (`scan`) and of reduce (`reduce`).
+template <plan P, unsigned Lanes>
+inline constexpr tilewise::detail::block_plan scan_plan_of{P == plan::one_barrier, Lanes, P == plan::raking};
+template <plan P, unsigned Lanes>
+inline constexpr tilewise::detail::block_plan reduce_plan_of{P == plan::one_barrier, Lanes};
 
 template <class T, unsigned BS, unsigned W, plan P>
 struct storage_of {
@@ -68,9 +74,9 @@ struct storage_of {
 template <class T, unsigned BS, unsigned W, plan P>
   requires(P != plan::tuned)
 struct storage_of<T, BS, W, P> {
-  using reduce = tilewise::detail::block_storage<T, BS / W, BS, P == plan::one_barrier>;
-  using incl   = reduce;
-  using excl   = reduce;
+  using reduce = tilewise::detail::plan_storage<T, BS, W, P == plan::one_barrier, false>;
+  using incl   = tilewise::detail::plan_storage<T, BS, W, P == plan::one_barrier, P == plan::raking>;
+  using excl   = incl;
 };
 
 template <class T, class Op, unsigned BS, unsigned W, plan P, unsigned Lanes>
@@ -118,19 +124,20 @@ __global__ void __launch_bounds__(BS) block_vs_cub(T const* in, T const* in2, T 
     o[o_excl2_agg * n]    = agg;
     o[o_excl3 * n]        = excl_t{excl_tmp}(block, v, op, init);
   } else {
-    namespace d        = tilewise::detail;
-    constexpr bool one = P == plan::one_barrier;
-    o[o_reduce * n]       = d::block_reduce<one, Lanes, false, BS, W>(red_tmp, block, v, op, BS);
-    o[o_reduce_valid * n] = d::block_reduce<one, Lanes, true, BS, W>(red_tmp, block, v2, op, nv);
-    o[o_reduce2 * n]      = d::block_reduce<one, Lanes, false, BS, W>(red_tmp, block, v2, op, BS);
-    o[o_incl * n]         = d::block_scan<one, Lanes, false, false, BS, W>(incl_tmp, block, v, op, v, nullptr);
-    o[o_incl2 * n]        = d::block_scan<one, Lanes, false, true, BS, W>(incl_tmp, block, v2, op, v2, &agg);
+    namespace d          = tilewise::detail;
+    constexpr auto red   = reduce_plan_of<P, P == plan::raking ? 1 : Lanes>;
+    constexpr auto scan  = scan_plan_of<P, Lanes>;
+    o[o_reduce * n]       = d::block_reduce<red, false, BS, W>(red_tmp, block, v, op, BS);
+    o[o_reduce_valid * n] = d::block_reduce<red, true, BS, W>(red_tmp, block, v2, op, nv);
+    o[o_reduce2 * n]      = d::block_reduce<red, false, BS, W>(red_tmp, block, v2, op, BS);
+    o[o_incl * n]         = d::block_scan<scan, false, false, BS, W>(incl_tmp, block, v, op, v, nullptr);
+    o[o_incl2 * n]        = d::block_scan<scan, false, true, BS, W>(incl_tmp, block, v2, op, v2, &agg);
     o[o_incl2_agg * n]    = agg;
-    o[o_incl3 * n]        = d::block_scan<one, Lanes, false, false, BS, W>(incl_tmp, block, v, op, v, nullptr);
-    o[o_excl * n]         = d::block_scan<one, Lanes, true, false, BS, W>(excl_tmp, block, v, op, init, nullptr);
-    o[o_excl2 * n]        = d::block_scan<one, Lanes, true, true, BS, W>(excl_tmp, block, v2, op, init, &agg);
+    o[o_incl3 * n]        = d::block_scan<scan, false, false, BS, W>(incl_tmp, block, v, op, v, nullptr);
+    o[o_excl * n]         = d::block_scan<scan, true, false, BS, W>(excl_tmp, block, v, op, init, nullptr);
+    o[o_excl2 * n]        = d::block_scan<scan, true, true, BS, W>(excl_tmp, block, v2, op, init, &agg);
     o[o_excl2_agg * n]    = agg;
-    o[o_excl3 * n]        = d::block_scan<one, Lanes, true, false, BS, W>(excl_tmp, block, v, op, init, nullptr);
+    o[o_excl3 * n]        = d::block_scan<scan, true, false, BS, W>(excl_tmp, block, v, op, init, nullptr);
   }
 
   // The oracle. CUB's reductions are valid in thread 0 only; its storage needs a barrier between uses.

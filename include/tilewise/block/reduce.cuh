@@ -63,16 +63,19 @@ TILEWISE_DEVICE T reduce_totals(unsigned rank, T const* buf, unsigned count, Op&
   }
 }
 
-/// block::reduce. `OneBarrier`: every warp combines the tile totals itself (double-buffered
-/// exchange, see detail::exchange); otherwise warp 0 combines them between two barriers and every
-/// thread reads its result. `Lanes`: lanes that share the combine (the benchmark and the tests
-/// force other plans than the tuned one). `Partial`: only ranks < valid contribute.
-/// `Tracked == false` (benchmark only, one barrier): `phase` is supplied by the caller.
-template <bool OneBarrier, unsigned Lanes, bool Partial, unsigned BlockSize, unsigned W, bool Tracked = true,
-          class Storage, class T, class Op>
+/// block::reduce with the plan `Plan`. `Plan.one_barrier`: every warp combines the tile totals
+/// itself (double-buffered exchange, see detail::exchange); otherwise warp 0 combines them between
+/// two barriers and every thread reads its result. `Plan.lanes`: lanes that share the combine (the
+/// benchmark and the tests force other plans than the tuned one). `Partial`: only ranks < valid
+/// contribute. `Tracked == false` (benchmark only, one barrier): `phase` is supplied by the caller.
+template <block_plan Plan, bool Partial, unsigned BlockSize, unsigned W, bool Tracked = true, class Storage, class T,
+          class Op>
 TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, Op& op, unsigned valid,
                                unsigned phase = 0) {
-  using shape = block_shape<BlockSize, W>;
+  static_assert(!Plan.raking, "tilewise: block::reduce has no raking plan");
+  constexpr bool OneBarrier = Plan.one_barrier;
+  constexpr unsigned Lanes  = Plan.lanes;
+  using shape               = block_shape<BlockSize, W>;
   check_block_launch<BlockSize>();
   unsigned const rank = block.thread_rank();
   block_lanes<BlockSize, W> const tile;
@@ -142,17 +145,26 @@ namespace cg = cooperative_groups;
 template <class T, unsigned BlockSize, unsigned W = 32>
 class reduce {
   static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
-  using shape = detail::block_shape<BlockSize, W>;
 
  public:
   /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`, and
   /// `plan.lanes` that share the combine.
   static constexpr detail::block_plan plan = detail::block_plans<T, BlockSize, W>::reduce;
 
+  /// The plan of whole-warp tiles. Integers of at most 32 bits with a known op (`redux.sync`)
+  /// give the same result, bit for bit, whatever the tiles: narrower tiles then reduce whole
+  /// warps (one `redux.sync` each, half the totals to combine: bench/block_bench measured W = 16
+  /// at 0.73x CUB otherwise). Both plans must use two barriers, whose storage (totals, then the
+  /// result) this plan's temp_storage already holds and uses in the same places.
+  static constexpr detail::block_plan plan32 = detail::block_plans<T, BlockSize, (BlockSize % 32 == 0 ? 32 : W)>::reduce;
+  template <class Op>
+  static constexpr bool whole_warps_suffice = W < 32 && BlockSize % 32 == 0 && detail::redux_capable<Op, T> &&
+                                              !plan.one_barrier && !plan32.one_barrier;
+
   /// @brief Scratch in shared memory, owned by the caller: `__shared__ reduce::temp_storage tmp;`.
   ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier. Any
   ///        contents: no initialisation needed.
-  struct temp_storage : detail::block_storage<T, shape::tiles, BlockSize, plan.one_barrier> {};
+  struct temp_storage : detail::plan_storage<T, BlockSize, W, plan.one_barrier, plan.raking> {};
 
   /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
   TILEWISE_DEVICE explicit reduce(temp_storage& storage) : storage_(storage) {}
@@ -164,8 +176,10 @@ class reduce {
   /// @note Collective; syncs the block (one or two barriers); see the class notes for reuse.
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op) {
-    if constexpr (detail::valid_block_args<T, BlockSize, W>) {
-      return detail::block_reduce<plan.one_barrier, plan.lanes, false, BlockSize, W>(storage_, block, v, op, BlockSize);
+    if constexpr (whole_warps_suffice<Op>) {
+      return detail::block_reduce<plan32, false, BlockSize, 32>(storage_, block, v, op, BlockSize);
+    } else if constexpr (detail::valid_block_args<T, BlockSize, W>) {
+      return detail::block_reduce<plan, false, BlockSize, W>(storage_, block, v, op, BlockSize);
     } else {
       return v;
     }
@@ -179,7 +193,7 @@ class reduce {
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, unsigned valid) {
     if constexpr (detail::valid_block_args<T, BlockSize, W>) {
-      return detail::block_reduce<plan.one_barrier, plan.lanes, true, BlockSize, W>(storage_, block, v, op, valid);
+      return detail::block_reduce<plan, true, BlockSize, W>(storage_, block, v, op, valid);
     } else {
       return v;
     }

@@ -7,16 +7,22 @@
 /// layer's lane algorithm run with the full-warp shuffle mask as a constant since every thread of
 /// the block takes part: detail::converged_lanes) and its last lane writes the tile total to the
 /// caller's temp_storage. Each thread then needs the combination of the totals of the tiles before
-/// its own. One of two plans (detail::block_tuning, per shape):
+/// its own. One of three plans (detail::block_tuning, per shape):
 /// - one barrier (blocks of 32 warps, or of one or two): the warps compute it themselves: lane l of
 ///   each warp takes warp l's totals, a scan over those lanes hands each warp its prefix with one
 ///   shuffle, and tiles narrower than a warp add the totals of the earlier tiles of their warp
 ///   (with a single lane, every thread folds the totals before its tile alone). The totals are
 ///   double-buffered by a per-thread phase bit (detail::exchange);
-/// - two barriers (smaller blocks): warp 0 scans the tile totals (each lane a chunk, sequentially in
-///   registers, chunks joined by a shuffle scan), writes every tile's prefix (seeded with `init`
-///   for the exclusive scan) and the total, and every thread reads its tile's after the second
-///   barrier. Cheaper in shuffles and shared-memory traffic than a combine in every warp.
+/// - two barriers: warp 0 scans the tile totals (each lane a chunk, sequentially in registers,
+///   chunks joined by a shuffle scan), writes every tile's prefix (seeded with `init` for the
+///   exclusive scan) and the total, and every thread reads its tile's after the second barrier.
+///   Cheaper in shuffles and shared-memory traffic than a combine in every warp;
+/// - raking (smaller blocks of whole warps; cub::BlockScan's default): the two-barrier plan with
+///   every thread a tile of its own, so no warp but warp 0 shuffles: each thread stores its value,
+///   the 32 lanes of warp 0 scan BlockSize / 32 consecutive values each and store every prefix
+///   back in place (a padded layout keeps both access patterns free of bank conflicts:
+///   detail::raking_slots). Per call and block 4 * warps + 5 shared-memory and shuffle operations
+///   where the two-barrier plan with 32-lane tiles needs 7 * warps + 5.
 /// The operator need not be commutative: every combination is `op(earlier, later)`.
 #pragma once
 
@@ -114,9 +120,12 @@ TILEWISE_DEVICE maybe_t<Op, T> tile_exclusive(Lanes const& l, T const& v, T cons
 /// Two barriers: warp 0 turns the tile totals into the value every tile needs, between the
 /// barriers. out[t] = totals[0] op ... op totals[t-1], seeded on the left with `init` when
 /// `Exclusive` (out[0] = init; without init out[0] is the identity, or unwritten for ops without
-/// a known identity), and out[Slots] = the total. `Lanes` lanes each scan a contiguous chunk
-/// sequentially in registers and join the chunks with a Lanes-wide scan.
-template <unsigned Lanes, bool Exclusive, unsigned NT, unsigned BlockSize, class T, class Op>
+/// a known identity), and out[NT] = the total when `WantTotal` (indices placed by Layout; out may
+/// be totals).
+/// `Lanes` lanes each scan a contiguous chunk sequentially in registers and join the chunks with
+/// a Lanes-wide scan.
+template <unsigned Lanes, bool Exclusive, bool WantTotal, unsigned NT, unsigned BlockSize, class Layout, class T,
+          class Op>
 TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, Op& op, T const& init) {
   constexpr unsigned K     = (NT + Lanes - 1) / Lanes;
   constexpr bool exact     = K * Lanes == NT;
@@ -125,7 +134,7 @@ TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, O
   bool const writer        = rank < Lanes;  // the other segments of warp 0 only join the shuffles
   T x[KL];
   if (writer) {
-    load_slots<KL, exact>(totals, first, NT, x);
+    load_slots<KL, exact, Layout>(totals, first, NT, x);
   }
   unsigned const n = first < NT ? (NT - first < K ? NT - first : K) : 0u;  // totals in this chunk
 #pragma unroll
@@ -158,40 +167,45 @@ TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, O
     e[j] = join_right(seed, x[j - 1], op);
   }
   if (writer) {
-    store_slots<K, exact>(out, first, NT, e);
-    if (n > 0 && first + n == NT) {
-      out[NT] = join_right(before, chunk, op);
+    store_slots<K, exact, Layout>(out, first, NT, e);
+    if (WantTotal && n > 0 && first + n == NT) {
+      out[Layout::at(NT)] = join_right(before, chunk, op);
     }
   }
 }
 
-/// block::inclusive_scan / block::exclusive_scan. `OneBarrier`: every warp combines the tile
-/// totals itself (double-buffered exchange, see detail::exchange); otherwise warp 0 scans them
-/// between two barriers (scan_totals_warp0). `Lanes`: lanes that share the combine (the
-/// benchmark and the tests force other plans than the tuned one). `Tracked == false`
-/// (benchmark only, one barrier): `phase` is supplied by the caller.
-template <bool OneBarrier, unsigned Lanes, bool Exclusive, bool WantTotal, unsigned BlockSize, unsigned W,
-          bool Tracked = true, class Storage, class T, class Op>
+/// block::inclusive_scan / block::exclusive_scan with the plan `Plan`: one barrier (every warp
+/// combines the tile totals itself: double-buffered exchange, see detail::exchange), two barriers
+/// (warp 0 scans them: scan_totals_warp0), or raking (two barriers, every thread a tile of its own;
+/// W does not matter). `Plan.lanes`: lanes that share the combine (the benchmark and the tests
+/// force other plans than the tuned one). `Tracked == false` (benchmark only, one barrier):
+/// `phase` is supplied by the caller.
+template <block_plan Plan, bool Exclusive, bool WantTotal, unsigned BlockSize, unsigned W, bool Tracked = true,
+          class Storage, class T, class Op>
 TILEWISE_DEVICE T block_scan(Storage& s, cg::thread_block const& block, T v, Op& op, T const& init,
                              cuda::std::type_identity_t<T>* total, unsigned phase = 0) {
-  using shape = block_shape<BlockSize, W>;
+  static_assert(!Plan.raking || (!Plan.one_barrier && Plan.lanes == 32 && BlockSize % 32 == 0),
+                "tilewise: the raking plan takes whole warps and warp 0's 32 lanes");
+  constexpr unsigned CW = Plan.raking ? 1u : W;  // the width of the tiles whose totals are combined
+  constexpr unsigned NT = block_shape<BlockSize, CW>::tiles;
+  using layout          = cuda::std::conditional_t<Plan.raking, raking_slots<T>, contiguous_slots>;
   check_block_launch<BlockSize>();
   unsigned const rank = block.thread_rank();
-  block_lanes<BlockSize, W> const tile;
-  unsigned const slot = rank / W;
+  block_lanes<BlockSize, CW> const tile;
+  unsigned const slot = rank / CW;
   T const incl        = inclusive_scan_lanes(tile, v, op);
-  bool const leader   = rank % W == W - 1;
-  if constexpr (OneBarrier) {
+  bool const leader   = rank % CW == CW - 1;
+  maybe_t<Op, T> tile_excl{};  // this thread's prefix within its tile (empty when CW == 1)
+  if constexpr (Plan.one_barrier) {
     exchange<T, Storage, BlockSize, Tracked> x(s, rank, phase);
     if (leader) {
       x.write_buffer()[slot] = incl;
     }
-    maybe_t<Op, T> tile_excl{};
     if constexpr (Exclusive) {
       tile_excl = tile_exclusive(tile, v, incl, op);
     }
     T const* buf = x.publish(leader, slot, incl);
-    auto const r = scan_totals<Lanes, WantTotal, BlockSize, W>(rank, buf, op);
+    auto const r = scan_totals<Plan.lanes, WantTotal, BlockSize, W>(rank, buf, op);
     if constexpr (WantTotal) {
       *total = r.total;
     }
@@ -203,33 +217,35 @@ TILEWISE_DEVICE T block_scan(Storage& s, cg::thread_block const& block, T v, Op&
   } else {
     // Reuse without a barrier between calls: a call's totals are read before its second barrier,
     // the next call writes them after it; its results are read before the next call's first
-    // barrier, after which warp 0 writes the next ones.
+    // barrier, after which warp 0 writes the next ones. In place (raking), each thread's slot is
+    // written by the thread before the first barrier and by warp 0 between the two.
+    unsigned const at = layout::at(slot);
     if (leader) {
-      s.totals()[slot] = incl;
+      s.totals()[at] = incl;
     }
-    maybe_t<Op, T> tile_excl{};
-    if constexpr (Exclusive) {
+    if constexpr (Exclusive && CW > 1) {
       tile_excl = tile_exclusive(tile, v, incl, op);
     }
     __syncthreads();
-    if (Lanes == 1 ? rank == 0 : rank < 32) {  // a lane alone, or warp 0 (all lanes: full-mask shuffles)
-      scan_totals_warp0<Lanes, Exclusive, shape::tiles, BlockSize>(rank, s.totals(), s.results(), op, init);
+    if (Plan.lanes == 1 ? rank == 0 : rank < 32) {  // a lane alone, or warp 0 (all lanes: full-mask shuffles)
+      scan_totals_warp0<Plan.lanes, Exclusive, WantTotal, NT, BlockSize, layout>(rank, s.totals(), s.results(), op, init);
     }
     __syncthreads();
     if constexpr (WantTotal) {
-      *total = s.results()[shape::tiles];
+      *total = s.results()[layout::at(NT)];
     }
+    T const before = s.results()[at];  // init op (earlier tiles) when Exclusive, else the earlier tiles
     if constexpr (Exclusive) {
-      return join_left(s.results()[slot], tile_excl, op);  // results hold init op (earlier tiles)
+      return CW == 1 ? before : join_left(before, tile_excl, op);
     } else if constexpr (has_identity<Op, T>) {
-      return op(s.results()[slot], incl);  // the identity before tile 0
+      return op(before, incl);  // the identity before tile 0
     } else {
-      return slot > 0 ? T(op(s.results()[slot], incl)) : incl;
+      return slot > 0 ? T(op(before, incl)) : incl;
     }
   }
 }
 
-/// The plan of the scans: one or two barriers, and how many lanes share the combine.
+/// The plan of the scans: one or two barriers or raking, and how many lanes share the combine.
 template <class T, unsigned BlockSize, unsigned W>
 inline constexpr block_plan scan_plan = block_plans<T, BlockSize, W>::scan;
 
@@ -247,24 +263,23 @@ namespace cg = cooperative_groups;
 /// @note Usage: `using scan = tilewise::block::inclusive_scan<int, 256>;`
 ///       `__shared__ scan::temp_storage tmp;  int p = scan{tmp}(cg::this_thread_block(), v, op);`
 /// @note Collective: every thread of the block calls it, with the same op. One barrier per call
-///       (`plan.one_barrier`) or two, per shape. Consecutive calls on the same temp_storage need
+///       (`plan.one_barrier`) or two (two-barrier and raking plans), per shape. Consecutive calls on the same temp_storage need
 ///       no `block.sync()` in between, whatever the plan. Using the memory of temp_storage for
 ///       anything else (another primitive, a union) needs a `block.sync()` first, as with CUB;
 ///       the first one-barrier call on such memory then costs a second barrier once.
 template <class T, unsigned BlockSize, unsigned W = 32>
 class inclusive_scan {
   static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
-  using shape = detail::block_shape<BlockSize, W>;
 
  public:
-  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`, and
-  /// `plan.lanes` that share the combine.
+  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`,
+  /// `plan.raking`, and `plan.lanes` that share the combine.
   static constexpr detail::block_plan plan = detail::scan_plan<T, BlockSize, W>;
 
   /// @brief Scratch in shared memory, owned by the caller: `__shared__ inclusive_scan::temp_storage tmp;`.
-  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier. Any
-  ///        contents: no initialisation needed.
-  struct temp_storage : detail::block_storage<T, shape::tiles, BlockSize, plan.one_barrier> {};
+  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier
+  ///        (raking: about BlockSize values). Any contents: no initialisation needed.
+  struct temp_storage : detail::plan_storage<T, BlockSize, W, plan.one_barrier, plan.raking> {};
 
   /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
   TILEWISE_DEVICE explicit inclusive_scan(temp_storage& storage) : storage_(storage) {}
@@ -277,7 +292,7 @@ class inclusive_scan {
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op) {
     if constexpr (detail::valid_block_args<T, BlockSize, W>) {
-      return detail::block_scan<plan.one_barrier, plan.lanes, false, false, BlockSize, W>(storage_, block, v, op, v, nullptr);
+      return detail::block_scan<plan, false, false, BlockSize, W>(storage_, block, v, op, v, nullptr);
     } else {
       return v;
     }
@@ -288,7 +303,7 @@ class inclusive_scan {
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, T& block_aggregate) {
     if constexpr (detail::valid_block_args<T, BlockSize, W>) {
-      return detail::block_scan<plan.one_barrier, plan.lanes, false, true, BlockSize, W>(storage_, block, v, op, v,
+      return detail::block_scan<plan, false, true, BlockSize, W>(storage_, block, v, op, v,
                                                                           &block_aggregate);
     } else {
       return v;
@@ -306,23 +321,22 @@ class inclusive_scan {
 ///                   multiple of W; debug builds (NDEBUG undefined) assert it
 /// @tparam W         tile width the block is partitioned into (1, 2, 4, 8, 16 or 32)
 /// @note Collective: every thread of the block calls it, with the same op and init. One or two
-///       barriers per call, per shape (`plan.one_barrier`). Consecutive calls on the same
+///       barriers per call, per shape (`plan.one_barrier`, `plan.raking`). Consecutive calls on the same
 ///       temp_storage need no `block.sync()` in between; using its memory for anything else
 ///       needs a `block.sync()` first, as with CUB.
 template <class T, unsigned BlockSize, unsigned W = 32>
 class exclusive_scan {
   static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
-  using shape = detail::block_shape<BlockSize, W>;
 
  public:
-  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`, and
-  /// `plan.lanes` that share the combine.
+  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`,
+  /// `plan.raking`, and `plan.lanes` that share the combine.
   static constexpr detail::block_plan plan = detail::scan_plan<T, BlockSize, W>;
 
   /// @brief Scratch in shared memory, owned by the caller: `__shared__ exclusive_scan::temp_storage tmp;`.
-  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier. Any
-  ///        contents: no initialisation needed.
-  struct temp_storage : detail::block_storage<T, shape::tiles, BlockSize, plan.one_barrier> {};
+  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier
+  ///        (raking: about BlockSize values). Any contents: no initialisation needed.
+  struct temp_storage : detail::plan_storage<T, BlockSize, W, plan.one_barrier, plan.raking> {};
 
   /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
   TILEWISE_DEVICE explicit exclusive_scan(temp_storage& storage) : storage_(storage) {}
@@ -336,7 +350,7 @@ class exclusive_scan {
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, T init) {
     if constexpr (detail::valid_block_args<T, BlockSize, W>) {
-      return detail::block_scan<plan.one_barrier, plan.lanes, true, false, BlockSize, W>(storage_, block, v, op, init, nullptr);
+      return detail::block_scan<plan, true, false, BlockSize, W>(storage_, block, v, op, init, nullptr);
     } else {
       return v;
     }
@@ -347,7 +361,7 @@ class exclusive_scan {
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, T init, T& block_aggregate) {
     if constexpr (detail::valid_block_args<T, BlockSize, W>) {
-      return detail::block_scan<plan.one_barrier, plan.lanes, true, true, BlockSize, W>(storage_, block, v, op, init,
+      return detail::block_scan<plan, true, true, BlockSize, W>(storage_, block, v, op, init,
                                                                          &block_aggregate);
     } else {
       return v;

@@ -8,6 +8,9 @@
 /// - two barriers: a call's tile totals are read (by warp 0) before its second barrier and the
 ///   next call writes them after it; warp 0 writes the results after the first barrier of a call,
 ///   when every thread has read the previous call's results (before reaching that barrier);
+///   Raking does the same in place (one slot per thread, block_storage<..., Raking>): a thread
+///   writes its slot before the first barrier and reads it after the second, warp 0 rewrites
+///   every slot between the two;
 /// - one barrier (exchange): the totals go to one of two buffers, chosen by a phase bit that
 ///   every thread keeps in its own byte of the storage (no other thread touches that byte). A
 ///   call reads its phase `p`, the tile leaders write buffer `p`, every thread meets the others at
@@ -93,6 +96,10 @@ struct block_shape {
 /// reduction measured (also at 128 threads, by 6-14 %) and the scans below 1024 threads; one
 /// barrier won the scans of 1024 threads (1.26-1.55x CUB, where two blocks per multiprocessor
 /// leave latency exposed). Blocks of one or two tiles / warps (not measured) keep one barrier.
+/// Raking (scans, predicted, to be confirmed by the `ours raking` column of bench/block_bench):
+/// the two-barrier scan with every thread a tile of its own, cub::BlockScan's default algorithm:
+/// per call and block 4 * warps + 5 shared-memory / shuffle operations (warps x 32-bit) where
+/// tiles of 32 lanes cost 7 * warps + 5 (a 5-shuffle tile scan in every warp).
 struct block_tuning {
   /// One barrier (every warp combines the totals itself) for reductions of at most this many
   /// tiles; two barriers (warp 0 combines, everyone reads its result) above.
@@ -108,10 +115,13 @@ struct block_tuning {
   /// when everything fits: a register tree beats shuffles on latency).
   unsigned reduce_two_barrier_lane_bytes;
   unsigned scan_two_barrier_lane_bytes;
+  /// Two-barrier scans of at most this many warps (whole warps only) rake: warp 0 scans all
+  /// BlockSize values, whatever W (0: never).
+  unsigned scan_raking_max_warps;
 };
 
-/// sm_80 and newer (measured on sm_90).
-inline constexpr block_tuning block_tuning_sm80{2, 32, 2, 32, 128, 64};
+/// sm_80 and newer (measured on sm_90, except scan_raking_max_warps: see above).
+inline constexpr block_tuning block_tuning_sm80{2, 32, 2, 32, 128, 64, 31};
 
 /// Lanes that share a combine of `units` items of `unit_bytes` each: every lane folds at most
 /// `lane_bytes` (at least one unit), a power of two no larger than `cap`.
@@ -122,9 +132,14 @@ constexpr unsigned combine_lanes(unsigned units, unsigned unit_bytes, unsigned c
 }
 
 /// The strategy of one primitive: one or two barriers, and how many lanes share the combine.
+/// `raking` (scans, two barriers): the combine sees every thread as a tile of its own: each
+/// thread stores its value, warp 0 scans them all (`lanes` lanes, each a contiguous run of
+/// BlockSize / lanes values in registers) and stores every prefix back in place; no shuffles
+/// outside warp 0, and W does not matter.
 struct block_plan {
   bool one_barrier;
   unsigned lanes;
+  bool raking = false;
 };
 
 template <class T, unsigned BlockSize, unsigned W>
@@ -142,12 +157,16 @@ struct block_plans {
                                                                                          : shape::lane_cap)};
   static constexpr block_plan scan_two{
     false, combine_lanes(shape::tiles, sizeof(T), shape::lane_cap, tune.scan_two_barrier_lane_bytes)};
+  /// Raking: the 32 lanes of warp 0 each take BlockSize / 32 values (whole warps only).
+  static constexpr bool can_rake = BlockSize % 32 == 0;
+  static constexpr block_plan scan_rake{false, 32, true};
 
   static constexpr block_plan reduce = shape::tiles <= tune.reduce_one_barrier_max_tiles ? reduce_one : reduce_two;
   static constexpr block_plan scan   = shape::warps >= tune.scan_one_barrier_min_warps ||
                                            shape::warps <= tune.scan_one_barrier_max_warps
                                          ? scan_one
-                                         : scan_two;
+                                       : can_rake && shape::warps <= tune.scan_raking_max_warps ? scan_rake
+                                                                                                : scan_two;
 };
 
 // ---- caller-owned storage -------------------------------------------------------------------------
@@ -162,11 +181,27 @@ inline constexpr unsigned padded = (N + vector_elems<T> - 1) / vector_elems<T> *
 template <class T>
 inline constexpr unsigned storage_align = alignof(T) > 16 ? unsigned(alignof(T)) : 16u;
 
+/// Where the k-th value of a buffer of slots sits: at k (`Row == 0`), or with one unused element
+/// after every `Row` values (raking). With Row = one 128-byte row of T, the stores and loads of
+/// one warp (32 consecutive values) and the raking loads (lane i reads value i * K + j at step j)
+/// touch every bank once per 128 bytes: 4-byte T with K = 1..32, 8-byte T with K = 1..16
+/// (CUB pads each raking segment instead, which leaves the warps' own accesses 2-way conflicted
+/// on some banks).
+template <unsigned Row>
+struct slot_layout {
+  static constexpr bool contiguous = Row == 0;
+  __host__ __device__ static constexpr unsigned at(unsigned k) { return Row == 0 ? k : k + k / Row; }
+};
+using contiguous_slots = slot_layout<0>;
+template <class T>
+using raking_slots = slot_layout<(sizeof(T) <= 16 && 128 % sizeof(T) == 0) ? unsigned(128 / sizeof(T)) : 0u>;
+
 /// Scratch of a block primitive. Raw bytes, so that T needs no default constructor to live in
 /// `__shared__`; every array is padded to whole 16-byte vectors.
 /// One barrier: two buffers of `Slots` tile totals and one phase byte per thread.
 /// Two barriers: `Slots` tile totals and `Slots + 1` results of warp 0's combine.
-template <class T, unsigned Slots, unsigned BlockSize, bool OneBarrier>
+/// Raking: `Slots` (= BlockSize) values and the total in raking_slots, the results in place.
+template <class T, unsigned Slots, unsigned BlockSize, bool OneBarrier, bool Raking = false>
 struct block_storage;
 
 template <class T, unsigned Slots, unsigned BlockSize>
@@ -187,6 +222,19 @@ struct block_storage<T, Slots, BlockSize, false> {
   TILEWISE_DEVICE T* totals() { return reinterpret_cast<T*>(total_bytes); }
   TILEWISE_DEVICE T* results() { return reinterpret_cast<T*>(result_bytes); }
 };
+
+template <class T, unsigned Slots, unsigned BlockSize>
+struct block_storage<T, Slots, BlockSize, false, true> {
+  alignas(storage_align<T>) unsigned char bytes[padded<T, raking_slots<T>::at(Slots) + 1> * sizeof(T)];
+
+  TILEWISE_DEVICE T* totals() { return reinterpret_cast<T*>(bytes); }
+  TILEWISE_DEVICE T* results() { return totals(); }  // in place: every lane of warp 0 reads its run first
+};
+
+/// The storage of a plan (`plan.one_barrier`, `plan.raking`): per tile (W lanes), or per thread when
+/// raking. (Plain bools: GCC 12 crashes on a block_plan template argument of an alias template.)
+template <class T, unsigned BlockSize, unsigned W, bool OneBarrier, bool Raking>
+using plan_storage = block_storage<T, Raking ? BlockSize : block_shape<BlockSize, W>::tiles, BlockSize, OneBarrier, Raking>;
 
 /// One call's view of the exchange: the phase is read on entry; the tile leaders write their
 /// totals to `write_buffer()`; `publish` is the barrier and returns the buffer to read.
@@ -280,7 +328,7 @@ TILEWISE_DEVICE maybe_t<Op, T> make_maybe(T const& v, bool present) {
 template <class Op, class T>
 TILEWISE_DEVICE maybe_t<Op, T> join(maybe_t<Op, T> const& a, maybe_t<Op, T> const& b, Op& op) {
   if constexpr (has_identity<Op, T>) {
-    return {op(a.value, b.value)};
+    return {T(op(a.value, b.value))};
   } else {
     return {a.present && b.present ? T(op(a.value, b.value)) : (a.present ? a.value : b.value),
             a.present || b.present};
@@ -346,12 +394,13 @@ TILEWISE_DEVICE maybe_t<Op, T> prefix_fold(T const* x, unsigned n, Op& op) {
 
 // ---- loads from the exchange buffer ---------------------------------------------------------------
 
-/// x[0, K) = buf[first, first + K) with 16-byte loads when the layout allows; elements at or past
-/// `bound` are not loaded (their registers hold unspecified values). `Full`: first + K <= bound is
-/// known, or the buffer is padded far enough that reading past `bound` stays inside it.
-template <unsigned K, bool Full, class T>
+/// x[0, K) = values [first, first + K) of buf (placed by Layout) with 16-byte loads when the
+/// layout allows; elements at or past `bound` are not loaded (their registers hold unspecified
+/// values). `Full`: first + K <= bound is known, or the buffer is padded far enough that reading
+/// past `bound` stays inside it.
+template <unsigned K, bool Full, class Layout = contiguous_slots, class T>
 TILEWISE_DEVICE void load_slots(T const* buf, unsigned first, unsigned bound, T* x) {
-  constexpr bool vec = Full && vector_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
+  constexpr bool vec = Full && Layout::contiguous && vector_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
   if constexpr (vec) {
     constexpr unsigned n = K * sizeof(T) / 16;
     uint4 raw[n];
@@ -361,26 +410,21 @@ TILEWISE_DEVICE void load_slots(T const* buf, unsigned first, unsigned bound, T*
       raw[i] = src[i];
     }
     __builtin_memcpy(x, raw, sizeof(raw));
-  } else if constexpr (Full) {
-#pragma unroll
-    for (unsigned i = 0; i < K; ++i) {
-      x[i] = buf[first + i];
-    }
   } else {
 #pragma unroll
     for (unsigned i = 0; i < K; ++i) {
-      if (first + i < bound) {
-        x[i] = buf[first + i];
+      if (Full || first + i < bound) {
+        x[i] = buf[Layout::at(first + i)];
       }
     }
   }
 }
 
-/// buf[first, first + K) = x[0, K), 16-byte stores when the layout allows; elements at or past
-/// `bound` are not stored. `Full`: first + K <= bound is known.
-template <unsigned K, bool Full, class T>
+/// Values [first, first + K) of buf (placed by Layout) = x[0, K), 16-byte stores when the layout
+/// allows; elements at or past `bound` are not stored. `Full`: first + K <= bound is known.
+template <unsigned K, bool Full, class Layout = contiguous_slots, class T>
 TILEWISE_DEVICE void store_slots(T* buf, unsigned first, unsigned bound, T const* x) {
-  constexpr bool vec = Full && vector_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
+  constexpr bool vec = Full && Layout::contiguous && vector_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
   if constexpr (vec) {
     constexpr unsigned n = K * sizeof(T) / 16;
     uint4 raw[n];
@@ -394,7 +438,7 @@ TILEWISE_DEVICE void store_slots(T* buf, unsigned first, unsigned bound, T const
 #pragma unroll
     for (unsigned i = 0; i < K; ++i) {
       if (Full || first + i < bound) {
-        buf[first + i] = x[i];
+        buf[Layout::at(first + i)] = x[i];
       }
     }
   }

@@ -42,9 +42,10 @@ constexpr int exit_skipped = 77;
 struct options {
   bool quick      = false;    ///< --quick: fewer repetitions
   char const* csv = nullptr;  ///< --csv FILE: also write CSV there
+  char const* json = nullptr; ///< --json FILE: also write JSON there (benchmarks that support it)
 };
 
-/// Parses --quick, --csv FILE and --help/-h into `opt`. Returns -1 to go on, else the exit code:
+/// Parses --quick, --csv FILE, --json FILE and --help/-h into `opt`. Returns -1 to go on, else the exit code:
 /// 0 after --help (usage on stdout), 2 after an unknown or incomplete argument (usage on stderr).
 inline int parse_options(int argc, char** argv, char const* name, void (*usage)(std::FILE*), options& opt) {
   for (int a = 1; a < argc; ++a) {
@@ -52,6 +53,8 @@ inline int parse_options(int argc, char** argv, char const* name, void (*usage)(
       opt.quick = true;
     } else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) {
       opt.csv = argv[++a];
+    } else if (!std::strcmp(argv[a], "--json") && a + 1 < argc) {
+      opt.json = argv[++a];
     } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
       usage(stdout);
       return 0;

@@ -59,8 +59,9 @@ if ! command -v compute-sanitizer >/dev/null; then
   echo "compute-sanitizer not found"
   record compute-sanitizer 1
 else
-  # Fewer random seeds under the sanitizers: every case still runs, each on 2 seeds.
-  export TILEWISE_TEST_SEEDS=2
+  # Fewer random seeds and smaller inputs under the sanitizers: every case still runs, each on 2
+  # seeds, the device-wide ones up to 2^18 elements (the plain CTest run above covers 2^28 and > 2^31).
+  export TILEWISE_TEST_SEEDS=2 TILEWISE_TEST_MAX_LOG2=18
   while read -r exe; do
     [ -n "$exe" ] || continue
     for tool in memcheck racecheck synccheck initcheck; do
@@ -75,7 +76,7 @@ else
       record "$name" "$rc"
     done
   done <"$build/gpu_tests.txt"
-  unset TILEWISE_TEST_SEEDS
+  unset TILEWISE_TEST_SEEDS TILEWISE_TEST_MAX_LOG2
 fi
 
 if [ "$bench" -eq 1 ]; then

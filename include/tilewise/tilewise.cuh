@@ -7,6 +7,8 @@
 #include <tilewise/block/histogram.cuh>
 #include <tilewise/block/reduce.cuh>
 #include <tilewise/block/scan.cuh>
+#include <tilewise/device/reduce.cuh>
+#include <tilewise/device/scan.cuh>
 #include <tilewise/tile/atomic.cuh>
 #include <tilewise/tile/compact.cuh>
 #include <tilewise/tile/group_by.cuh>

@@ -1,0 +1,400 @@
+// device_bench: tilewise::device::reduce / inclusive_scan / exclusive_scan against
+// cub::DeviceReduce / cub::DeviceScan and Thrust on the same inputs in one process, with the
+// device-to-device copy bandwidth measured in the same run.
+//
+// Per row: both (three) times as medians of CUDA-event-timed single calls (warm-up first, the
+// implementations interleaved), the speed-up CUB / ours, and each one's share of the copy
+// bandwidth (bytes the algorithm must move: n for reduce, 2n for scans, per time). Inputs (and
+// scan outputs) rotate through a pool of buffers at least twice the L2 size, so every call reads
+// from DRAM. A tuning section times alternative tile shapes of our kernels (detail policies).
+//
+// Usage: device_bench [--quick] [--csv FILE] [--json FILE]
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <thrust/device_ptr.h>
+#include <thrust/execution_policy.h>
+#include <thrust/reduce.h>
+#include <thrust/scan.h>
+
+#include <cuda/std/functional>
+
+#include <string>
+
+#include <tilewise/device/reduce.cuh>
+#include <tilewise/device/scan.cuh>
+
+#include "bench_common.cuh"
+
+using namespace tilewise_bench;
+
+// Tile shapes to compare (the defaults are detail::scan_policy / reduce_policy); at namespace
+// scope, not anonymous, so the kernels they parametrize keep external linkage.
+template <unsigned B, unsigned I>
+struct scan_shape {
+  static constexpr unsigned block = B, items = I;
+};
+template <unsigned B, unsigned U>
+struct reduce_shape {
+  static constexpr unsigned block = B, unroll = U;
+};
+
+namespace {
+
+char const* const name = "device_bench";
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: device_bench [--quick] [--csv FILE] [--json FILE]\n"
+               "  --quick      n = 2^16, 2^20, 2^24, 2^28 and fewer repetitions (about half a minute)\n"
+               "  --csv FILE   also write the rows as CSV\n"
+               "  --json FILE  also write the rows as JSON\n");
+}
+
+enum class algo { reduce, inclusive_scan, exclusive_scan };
+char const* algo_name(algo a) {
+  return a == algo::reduce ? "reduce" : a == algo::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
+}
+
+template <class T>
+char const* type_str() {
+  if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
+  if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
+  if constexpr (std::is_same_v<T, float>) return "float";
+  if constexpr (std::is_same_v<T, double>) return "double";
+}
+
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// Random non-zero values: integers in [1, 1000], floating point in [0.5, 1.5).
+template <class T>
+__global__ void fill_kernel(T* p, long long n) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
+    std::uint64_t const r = mix64(std::uint64_t(i));
+    if constexpr (std::is_integral_v<T>) {
+      p[i] = T(1 + r % 1000);
+    } else {
+      p[i] = T(0.5 + double(r >> 11) * 0x1.0p-53);
+    }
+  }
+}
+
+/// `count` input and output buffers of n elements in one allocation each, used in turn.
+template <class T>
+struct buffers {
+  T* in            = nullptr;
+  T* out           = nullptr;
+  std::size_t step = 0;  // elements between buffers (256-byte aligned)
+  int count        = 1;
+  int next         = 0;
+
+  buffers(long long n, std::size_t l2_bytes) {
+    std::size_t const bytes = std::max<std::size_t>(std::size_t(n) * sizeof(T), 1);
+    step                    = (bytes + 255) / 256 * 256 / sizeof(T);
+    count                   = int(std::max<std::size_t>(1, (2 * l2_bytes + bytes - 1) / bytes));
+    TW_BENCH_CUDA(cudaMalloc(&in, step * sizeof(T) * count));
+    TW_BENCH_CUDA(cudaMalloc(&out, step * sizeof(T) * count));
+    long long const total = static_cast<long long>(step) * count;
+    fill_kernel<<<4096, 256>>>(in, total);
+    TW_BENCH_CUDA(cudaGetLastError());
+    TW_BENCH_CUDA(cudaMemset(out, 0, step * sizeof(T) * count));
+    TW_BENCH_CUDA(cudaDeviceSynchronize());
+  }
+  ~buffers() {
+    cudaFree(in);
+    cudaFree(out);
+  }
+  void rotate() { next = (next + 1) % count; }
+  T* input() const { return in + step * next; }
+  T* output() const { return out + step * next; }
+};
+
+/// Our call with a given policy (the public calls use the default policy): reduce policies have
+/// `unroll`, scan policies `items`.
+template <class Policy, class T>
+cudaError_t ours(algo a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
+  auto const plus = cuda::std::plus<>{};
+  if constexpr (requires { Policy::unroll; }) {
+    (void)a;
+    return tilewise::detail::dispatch_reduce<Policy>(temp, bytes, in, out, n, plus, T(0), 0);
+  } else if (a == algo::inclusive_scan) {
+    return tilewise::detail::dispatch_scan<Policy, false>(temp, bytes, in, out, n, plus, T(0), 0);
+  } else {
+    return tilewise::detail::dispatch_scan<Policy, true>(temp, bytes, in, out, n, plus, T(0), 0);
+  }
+}
+
+template <class T>
+cudaError_t cub_call(algo a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
+  auto const plus = cuda::std::plus<>{};
+  switch (a) {
+    case algo::reduce: return cub::DeviceReduce::Reduce(temp, bytes, in, out, n, plus, T(0));
+    case algo::inclusive_scan: return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, plus, n);
+    default: return cub::DeviceScan::ExclusiveScan(temp, bytes, in, out, plus, T(0), n);
+  }
+}
+
+template <class T>
+void thrust_call(algo a, T const* in, T* out, long long n) {
+  thrust::device_ptr<T const> first(in);
+  thrust::device_ptr<T> result(out);
+  switch (a) {
+    case algo::reduce: {
+      T const r = thrust::reduce(thrust::cuda::par, first, first + n, T(0), cuda::std::plus<>{});
+      (void)r;
+      break;
+    }
+    case algo::inclusive_scan: thrust::inclusive_scan(thrust::cuda::par, first, first + n, result); break;
+    default: thrust::exclusive_scan(thrust::cuda::par, first, first + n, result, T(0)); break;
+  }
+}
+
+struct row {
+  std::string algorithm, type;
+  long long n;
+  double ours_us, cub_us, thrust_us, bytes;
+};
+
+struct context {
+  options opt;
+  timer tm;
+  std::size_t l2_bytes;
+  double copy_gbs;  // GB/s of a device-to-device copy (bytes read + written)
+  void* temp = nullptr;
+  std::size_t temp_cap = 0;
+
+  void* temp_for(std::size_t bytes) {
+    if (bytes > temp_cap) {
+      if (temp) TW_BENCH_CUDA(cudaFree(temp));
+      temp_cap = std::max<std::size_t>(bytes, 1 << 20);
+      TW_BENCH_CUDA(cudaMalloc(&temp, temp_cap));
+    }
+    return temp;
+  }
+};
+
+__global__ void empty_kernel() {}
+
+/// Median µs of an empty kernel launch timed like the rows (the floor of every small size).
+double measure_launch(timer const& tm) {
+  auto const us = tm.interleaved(1, [&](std::size_t) {
+    empty_kernel<<<1, 32>>>();
+    TW_BENCH_CUDA(cudaGetLastError());
+  });
+  return us[0];
+}
+
+/// Median µs of a 1 GiB device-to-device copy -> GB/s (read + write).
+double measure_copy(timer const& tm) {
+  std::size_t const bytes = std::size_t(1) << 30;
+  void *a = nullptr, *b = nullptr;
+  TW_BENCH_CUDA(cudaMalloc(&a, bytes));
+  TW_BENCH_CUDA(cudaMalloc(&b, bytes));
+  TW_BENCH_CUDA(cudaMemset(a, 1, bytes));
+  auto const us = tm.interleaved(1, [&](std::size_t) { TW_BENCH_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+  TW_BENCH_CUDA(cudaFree(a));
+  TW_BENCH_CUDA(cudaFree(b));
+  return 2.0 * double(bytes) / (us[0] * 1e3);
+}
+
+template <class T>
+row measure(context& c, algo a, long long n) {
+  buffers<T> buf(n, c.l2_bytes);
+  std::size_t ob = 0, cb = 0;
+  if (a == algo::reduce) {
+    TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
+  } else {
+    TW_BENCH_CUDA(ours<tilewise::detail::scan_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
+  }
+  TW_BENCH_CUDA(cub_call(a, nullptr, cb, buf.input(), buf.output(), n));
+  void* temp = c.temp_for(std::max(ob, cb));
+  auto const us = c.tm.interleaved(
+    3,
+    [&](std::size_t k) {
+      if (k == 0) {
+        std::size_t b = ob;
+        if (a == algo::reduce) {
+          TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
+        } else {
+          TW_BENCH_CUDA(ours<tilewise::detail::scan_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
+        }
+      } else if (k == 1) {
+        std::size_t b = cb;
+        TW_BENCH_CUDA(cub_call(a, temp, b, buf.input(), buf.output(), n));
+      } else {
+        thrust_call(a, buf.input(), buf.output(), n);
+      }
+    },
+    [&] { buf.rotate(); });
+  double const bytes = double(n) * sizeof(T) * (a == algo::reduce ? 1 : 2);
+  return {algo_name(a), type_str<T>(), n, us[0], us[1], us[2], bytes};
+}
+
+double pct_copy(context const& c, double bytes, double us) { return 100.0 * bytes / (us * 1e3) / c.copy_gbs; }
+
+void print_row(context const& c, row const& r) {
+  int const lg = int(std::lround(std::log2(double(r.n))));
+  std::printf("| %s | %s | 2^%d |", r.algorithm.c_str(), r.type.c_str(), lg);
+  print_time(r.ours_us);
+  print_time(r.cub_us);
+  print_time(r.thrust_us);
+  std::printf(" %.3f | %.1f %% | %.1f %% |\n", r.cub_us / r.ours_us, pct_copy(c, r.bytes, r.ours_us),
+              pct_copy(c, r.bytes, r.cub_us));
+  std::fflush(stdout);
+}
+
+template <class P>
+std::string shape_name() {
+  if constexpr (requires { P::unroll; }) {
+    return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors";
+  } else {
+    return std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
+  }
+}
+
+/// Alternative tile shapes of our kernels (the first is the default): median time of each and
+/// its ratio to the first, one table row per shape.
+template <class T, class... Shapes>
+void tune(context& c, algo a, long long n) {
+  buffers<T> buf(n, c.l2_bytes);
+  using fn = cudaError_t (*)(algo, void*, std::size_t&, T const*, T*, long long);
+  std::vector<fn> const fns{&ours<Shapes, T>...};
+  std::vector<std::string> const names{shape_name<Shapes>()...};
+  std::size_t bytes = 0;
+  for (fn f : fns) {
+    std::size_t b = 0;
+    TW_BENCH_CUDA(f(a, nullptr, b, buf.input(), buf.output(), n));
+    bytes = std::max(bytes, b);
+  }
+  void* temp    = c.temp_for(bytes);
+  auto const us = c.tm.interleaved(
+    fns.size(),
+    [&](std::size_t k) {
+      std::size_t b = bytes;
+      TW_BENCH_CUDA(fns[k](a, temp, b, buf.input(), buf.output(), n));
+    },
+    [&] { buf.rotate(); });
+  int const lg = int(std::lround(std::log2(double(n))));
+  for (std::size_t k = 0; k < fns.size(); ++k) {
+    std::printf("| %s | %s | 2^%d | %s%s |", algo_name(a), type_str<T>(), lg, names[k].c_str(), k ? "" : " (default)");
+    print_time(us[k]);
+    std::printf(" %.3f |\n", us[0] / us[k]);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  context c;
+  if (int const rc = parse_options(argc, argv, name, usage, c.opt); rc >= 0) return rc;
+  if (skip_without_device(name)) return exit_skipped;
+  cudaDeviceProp const prop = device_properties();
+  c.l2_bytes                = std::size_t(prop.l2CacheSize);
+  if (c.opt.quick) {
+    c.tm.warmup = 2;
+    c.tm.timed  = 9;
+  } else {
+    c.tm.warmup = 3;
+    c.tm.timed  = 21;
+  }
+  c.tm.create_events();
+  c.copy_gbs            = measure_copy(c.tm);
+  double const launch_us = measure_launch(c.tm);
+  std::printf("device_bench on %s (sm_%d%d, %d SMs, L2 %zu MB): median of %d single calls (us), CUDA events;\n"
+              "device-to-device copy %.0f GB/s (read + write) measured in this run; %% copy = bytes moved "
+              "(reduce n, scans 2n) per time / copy bandwidth; an empty kernel timed the same way: %.2f us\n\n",
+              prop.name, prop.major, prop.minor, prop.multiProcessorCount, c.l2_bytes >> 20, c.tm.timed, c.copy_gbs, launch_us);
+  std::printf("| algorithm | T | n | ours us | cub us | thrust us | cub/ours | ours %% copy | cub %% copy |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+
+  std::vector<int> logs;
+  if (c.opt.quick) {
+    logs = {16, 20, 24, 28};
+  } else {
+    for (int k = 10; k <= 30; ++k) logs.push_back(k);
+  }
+  std::vector<row> rows;
+  for (algo a : {algo::reduce, algo::inclusive_scan, algo::exclusive_scan}) {
+    for (int k : logs) {
+      long long const n = 1ll << k;
+      rows.push_back(measure<std::int32_t>(c, a, n));
+      print_row(c, rows.back());
+      rows.push_back(measure<std::int64_t>(c, a, n));
+      print_row(c, rows.back());
+      rows.push_back(measure<float>(c, a, n));
+      print_row(c, rows.back());
+      rows.push_back(measure<double>(c, a, n));
+      print_row(c, rows.back());
+    }
+  }
+
+  // Goals (issue 4): reduce >= 1.00x at 2^28 and >= 1.8x at 2^16..2^20; scans >= 1.3x at 2^28 and 2^20.
+  std::printf("\n");
+  int met = 0, goals = 0;
+  for (row const& r : rows) {
+    int const lg    = int(std::lround(std::log2(double(r.n))));
+    double goal     = 0;
+    bool const scan = r.algorithm != "reduce";
+    if (!scan && lg == 28) goal = 1.0;
+    if (!scan && lg >= 16 && lg <= 20) goal = 1.8;
+    if (scan && (lg == 28 || lg == 20)) goal = 1.3;
+    if (goal == 0) continue;
+    ++goals;
+    double const ratio = r.cub_us / r.ours_us;
+    met += ratio >= goal;
+    if (ratio < goal) {
+      std::printf("goal missed: %s %s 2^%d: %.3fx < %.2fx\n", r.algorithm.c_str(), r.type.c_str(), lg, ratio, goal);
+    }
+  }
+  std::printf("summary: goals met in %d of %d rows; copy %.0f GB/s\n", met, goals, c.copy_gbs);
+
+  // Tile shapes: default first; ratio > 1 means the alternative is faster.
+  std::printf("\n| algorithm | T | n | shape | us | default/shape |\n|---|---|---|---|---|---|\n");
+  using tilewise::detail::reduce_policy;
+  using tilewise::detail::scan_policy;
+  for (int k : c.opt.quick ? std::vector<int>{20, 28} : std::vector<int>{16, 20, 24, 28}) {
+    long long const n = 1ll << k;
+    tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<256, 4>, reduce_shape<512, 8>, reduce_shape<1024, 4>,
+         reduce_shape<512, 2>>(c, algo::reduce, n);
+    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<128, 32>, scan_shape<256, 16>, scan_shape<256, 24>,
+         scan_shape<128, 64>>(c, algo::inclusive_scan, n);
+    tune<double, scan_policy<double>, scan_shape<128, 16>, scan_shape<256, 8>, scan_shape<128, 32>>(c, algo::inclusive_scan, n);
+  }
+
+  if (c.opt.csv) {
+    std::FILE* f = open_csv(name, c.opt.csv);
+    std::fprintf(f, "algorithm,type,n,ours_us,cub_us,thrust_us,speedup,ours_pct_copy,cub_pct_copy,copy_gbs\n");
+    for (row const& r : rows) {
+      std::fprintf(f, "%s,%s,%lld", r.algorithm.c_str(), r.type.c_str(), r.n);
+      csv_time(f, r.ours_us);
+      csv_time(f, r.cub_us);
+      csv_time(f, r.thrust_us);
+      std::fprintf(f, ",%.4f,%.2f,%.2f,%.1f\n", r.cub_us / r.ours_us, pct_copy(c, r.bytes, r.ours_us),
+                   pct_copy(c, r.bytes, r.cub_us), c.copy_gbs);
+    }
+    close_csv(name, f, c.opt.csv);
+  }
+  if (c.opt.json) {
+    std::FILE* f = open_csv(name, c.opt.json);
+    std::fprintf(f, "{\"device\": \"%s\", \"copy_gbs\": %.1f, \"rows\": [\n", prop.name, c.copy_gbs);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      row const& r = rows[i];
+      std::fprintf(f,
+                   "  {\"algorithm\": \"%s\", \"type\": \"%s\", \"n\": %lld, \"ours_us\": %.4f, \"cub_us\": %.4f, "
+                   "\"thrust_us\": %.4f, \"speedup\": %.4f, \"ours_pct_copy\": %.2f, \"cub_pct_copy\": %.2f}%s\n",
+                   r.algorithm.c_str(), r.type.c_str(), r.n, r.ours_us, r.cub_us, r.thrust_us, r.cub_us / r.ours_us,
+                   pct_copy(c, r.bytes, r.ours_us), pct_copy(c, r.bytes, r.cub_us), i + 1 < rows.size() ? "," : "");
+    }
+    std::fprintf(f, "]}\n");
+    close_csv(name, f, c.opt.json);
+  }
+  if (c.temp) TW_BENCH_CUDA(cudaFree(c.temp));
+  c.tm.destroy_events();
+  return 0;
+}

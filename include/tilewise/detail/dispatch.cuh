@@ -1,0 +1,137 @@
+/// @file
+/// @brief Host side of the device-wide algorithms: argument checks, the temp-storage layout of
+///        the two-phase calls, the device's size (SMs, occupancy) and the launch epoch that lets
+///        kernels tell this launch's tile records from stale ones without clearing them.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <random>
+#include <type_traits>
+
+#include <cuda/cmath>
+
+namespace tilewise::detail {
+
+/// Evaluates a cudaError_t expression and returns it from the enclosing function unless it is
+/// cudaSuccess.
+#define TILEWISE_RETURN_IF_ERROR(expr)            \
+  do {                                          \
+    cudaError_t const tw_e_ = (expr);           \
+    if (tw_e_ != cudaSuccess) return tw_e_;     \
+  } while (0)
+
+/// A raw pointer argument that must not be null when there is work (iterators always pass).
+template <class It>
+bool null_pointer(It const& it) {
+  if constexpr (std::is_pointer_v<It>) {
+    return it == nullptr;
+  } else {
+    return false;
+  }
+}
+
+/// Carves one caller-provided temp allocation into 256-byte aligned parts (the two-phase API:
+/// with `temp == nullptr` only the size is computed).
+class temp_layout {
+ public:
+  static constexpr std::size_t alignment = 256;
+
+  /// Reserves `bytes` and returns the offset of the part.
+  std::size_t add(std::size_t bytes) {
+    std::size_t const at = size_;
+    size_ += cuda::round_up(bytes == 0 ? std::size_t(1) : bytes, alignment);
+    return at;
+  }
+  std::size_t bytes() const { return size_; }
+
+  /// Part `offset` of `temp`, as T*.
+  template <class T>
+  static T* at(void* temp, std::size_t offset) {
+    return reinterpret_cast<T*>(static_cast<unsigned char*>(temp) + offset);
+  }
+
+ private:
+  std::size_t size_ = 0;
+};
+
+/// The two-phase protocol: with `temp == nullptr`, stores the size and returns cudaSuccess
+/// (`query` true); otherwise fails with cudaErrorInvalidValue when the caller's `temp_bytes` is
+/// smaller than needed.
+inline cudaError_t check_temp(void const* temp, std::size_t& temp_bytes, std::size_t needed, bool& query) {
+  query = temp == nullptr;
+  if (query) {
+    temp_bytes = needed;
+    return cudaSuccess;
+  }
+  return temp_bytes < needed ? cudaErrorInvalidValue : cudaSuccess;
+}
+
+/// SM count of the current device.
+inline cudaError_t sm_count(int& sms) {
+  int dev = 0;
+  TILEWISE_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+}
+
+/// Blocks of `kernel` that fit on the whole current device at once (occupancy x SMs).
+template <class Kernel>
+cudaError_t resident_blocks(Kernel kernel, int block_threads, std::size_t smem, int& blocks) {
+  int sms = 0, per_sm = 0;
+  TILEWISE_RETURN_IF_ERROR(sm_count(sms));
+  TILEWISE_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, smem));
+  blocks = sms * (per_sm > 0 ? per_sm : 1);
+  return cudaSuccess;
+}
+
+/// resident_blocks of one kernel, block size and shared memory, remembered per device (a
+/// dispatch function keeps one as a static): the occupancy query costs microseconds of host time.
+class resident_cache {
+ public:
+  template <class Kernel>
+  cudaError_t get(Kernel kernel, int block_threads, std::size_t smem, int& blocks) {
+    int dev = 0;
+    TILEWISE_RETURN_IF_ERROR(cudaGetDevice(&dev));
+    if (dev >= 0 && dev < max_devices) {
+      blocks = blocks_[dev].load(std::memory_order_relaxed);
+      if (blocks > 0) return cudaSuccess;
+    }
+    TILEWISE_RETURN_IF_ERROR(resident_blocks(kernel, block_threads, smem, blocks));
+    if (dev >= 0 && dev < max_devices) blocks_[dev].store(blocks, std::memory_order_relaxed);
+    return cudaSuccess;
+  }
+
+ private:
+  static constexpr int max_devices = 64;
+  std::atomic<int> blocks_[max_devices]{};
+};
+
+/// Launch epochs: a 62-bit number, different for every launch of this process, stored with each
+/// record a kernel publishes in temp storage. A reader takes a record as written by this launch
+/// only when its epoch matches, so temp storage never needs clearing (no memset, no init kernel)
+/// and a record left by an earlier launch, or garbage, reads as "not yet written". The counter
+/// starts at a random point so that two copies of it (two shared objects) do not walk in step.
+inline std::uint64_t next_epoch() {
+  static std::atomic<std::uint64_t> counter{[] {
+    std::random_device rd;
+    std::uint64_t const r = (std::uint64_t(rd()) << 32) ^ rd() ^
+                            std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+    return r;
+  }()};
+  std::uint64_t e = 0;
+  while (e == 0) {  // 0 is never used, so zero-filled memory never matches
+    e = counter.fetch_add(1, std::memory_order_relaxed) & ((std::uint64_t(1) << 62) - 1);
+  }
+  return e;
+}
+
+/// The value type of an input iterator (raw pointers, Thrust iterators).
+template <class It>
+using iter_value_t = typename std::iterator_traits<It>::value_type;
+
+}  // namespace tilewise::detail

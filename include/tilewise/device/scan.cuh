@@ -1,0 +1,208 @@
+/// @file
+/// @brief device::inclusive_scan and device::exclusive_scan: host-launched prefix scans over
+///        num_items elements, CUB-style two-phase calls, in a single pass over the data.
+///
+/// How (detail::scan_kernel): one block per tile of `block * items` elements. Each warp loads
+/// its segment with coalesced (16-byte when possible) loads and rearranges it so every thread
+/// holds `items` consecutive elements (detail::warp_stage); a thread folds its elements, the block
+/// scans the thread totals (block::exclusive_scan), warp 0 publishes the tile's aggregate and
+/// finds the prefix of all earlier tiles by decoupled look-back (detail::look_back), and every
+/// thread scans its elements from its prefix and stores them back the same way. Each element is
+/// read once and written once. Tiles only wait for tiles with lower indices.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cuda/cmath>
+#include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
+
+#include <tilewise/block/scan.cuh>
+#include <tilewise/detail/accumulate.cuh>
+#include <tilewise/detail/block_exchange.cuh>
+#include <tilewise/detail/config.cuh>
+#include <tilewise/detail/dispatch.cuh>
+#include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/tile_io.cuh>
+#include <tilewise/detail/tile_status.cuh>
+
+namespace tilewise::detail {
+
+namespace cg = cooperative_groups;
+
+/// Tile shape of the device-wide scan (measured on the H200 by bench/device_bench).
+template <class T>
+struct scan_policy {
+  static constexpr unsigned block = 256;
+  static constexpr unsigned items = sizeof(T) <= 4 ? 32 : sizeof(T) <= 8 ? 16 : 4;
+};
+
+/// Block-wide exclusive scan of the thread totals (empty before thread 0) and their aggregate.
+template <unsigned Block, class T, class Op>
+struct totals_scan {
+  static constexpr bool known = has_identity<Op, T>;
+  using value_t               = maybe_t<Op, T>;
+  using scan_t = block::exclusive_scan<cuda::std::conditional_t<known, T, value_t>, Block>;
+  using temp_storage = typename scan_t::temp_storage;
+
+  TILEWISE_DEVICE static value_t run(temp_storage& tmp, T total, Op& op, T& aggregate) {
+    auto const block = cg::this_thread_block();
+    if constexpr (known) {
+      return {scan_t{tmp}(block, total, op, identity<kind_v<Op, T>, T>(), aggregate)};
+    } else {
+      value_t agg;
+      value_t const r = scan_t{tmp}(block, value_t{total, true}, maybe_op<T, Op>{op}, value_t{total, false}, agg);
+      aggregate       = agg.value;
+      return r;
+    }
+  }
+};
+
+/// One tile per block; `Exclusive` seeds tile 0 with `init`. Out-of-range elements of the last
+/// tile are copies of its first element and are never written.
+template <class Policy, bool Exclusive, class InIt, class OutIt, class T, class Op>
+TILEWISE_KERNEL void __launch_bounds__(Policy::block)
+  scan_kernel(InIt in, OutIt out, long long n, Op op, T init, tile_status<T> status) {
+  constexpr unsigned B          = Policy::block;
+  constexpr unsigned I          = Policy::items;
+  constexpr long long tile_size = static_cast<long long>(B) * I;
+  using stage_t                 = warp_stage<T, I>;
+  using scan_t                  = totals_scan<B, T, Op>;
+  using value_t                 = typename scan_t::value_t;
+
+  __shared__ stage_t stage[B / 32];
+  __shared__ typename scan_t::temp_storage scan_tmp;
+  __shared__ value_t tile_prefix;
+
+  long long const tile     = blockIdx.x;
+  long long const base     = tile * tile_size;
+  unsigned const warp      = threadIdx.x / 32;
+  long long const seg      = base + static_cast<long long>(warp) * 32 * I;
+  long long const left     = n - seg;
+  unsigned const count     = left <= 0 ? 0u : left >= 32 * I ? 32u * I : static_cast<unsigned>(left);
+  bool const full_tile     = n - base >= tile_size;
+
+  T items[I];
+  T const fill = full_tile ? T{} : T(in[base]);
+  stage[warp].load(in + seg, count, fill, items);
+
+  T total = items[0];
+#pragma unroll
+  for (unsigned i = 1; i < I; ++i) {
+    total = op(total, items[i]);
+  }
+  T aggregate;
+  value_t const before = scan_t::run(scan_tmp, total, op, aggregate);
+
+  if (warp == 0) {
+    value_t prefix;
+    if (tile == 0) {
+      if constexpr (Exclusive) {
+        prefix = make_maybe<Op, T>(init, true);
+        aggregate = op(init, aggregate);
+      } else {
+        prefix = make_maybe<Op, T>(aggregate, false);
+      }
+      if (threadIdx.x == 0) {
+        status.publish(0, status_inclusive, aggregate);
+      }
+    } else {
+      if (threadIdx.x == 0) {
+        status.publish(tile, status_partial, aggregate);
+      }
+      T const p = look_back(status, tile, op);
+      if (threadIdx.x == 0) {
+        status.publish(tile, status_inclusive, T(op(p, aggregate)));
+      }
+      prefix = make_maybe<Op, T>(p, true);
+    }
+    if (threadIdx.x == 0) {
+      tile_prefix = prefix;
+    }
+  }
+  __syncthreads();
+
+  maybe_t<Op, T> running = join<Op, T>(tile_prefix, before, op);
+  if constexpr (Exclusive) {  // always present: tile 0 starts from init
+#pragma unroll
+    for (unsigned i = 0; i < I; ++i) {
+      T const x = items[i];
+      items[i]  = running.value;
+      running   = make_maybe<Op, T>(T(op(running.value, x)), true);
+    }
+  } else {
+#pragma unroll
+    for (unsigned i = 0; i < I; ++i) {
+      items[i] = join_right<Op, T>(running, items[i], op);
+      running  = make_maybe<Op, T>(items[i], true);
+    }
+  }
+  stage[warp].store(out + seg, count, items);
+}
+
+/// Shared by both scans: argument checks, the temp-storage layout, the launch.
+template <class Policy, bool Exclusive, class InIt, class OutIt, class T, class Op>
+cudaError_t dispatch_scan(void* temp, std::size_t& temp_bytes, InIt in, OutIt out, long long num_items, Op op,
+                          T init, cudaStream_t stream) {
+  if (num_items < 0) {
+    return cudaErrorInvalidValue;
+  }
+  constexpr long long tile_size = static_cast<long long>(Policy::block) * Policy::items;
+  long long const tiles         = cuda::ceil_div(num_items, tile_size);
+  if (tiles > 0x7FFFFFFFll) {
+    return cudaErrorInvalidValue;
+  }
+  temp_layout layout;
+  std::size_t const tags   = layout.add(tile_status<T>::tag_bytes(tiles));
+  std::size_t const part   = layout.add(tile_status<T>::value_bytes(tiles));
+  std::size_t const incl   = layout.add(tile_status<T>::value_bytes(tiles));
+  bool query               = false;
+  TILEWISE_RETURN_IF_ERROR(check_temp(temp, temp_bytes, layout.bytes(), query));
+  if (query || num_items == 0) {
+    return cudaSuccess;
+  }
+  if (null_pointer(in) || null_pointer(out)) {
+    return cudaErrorInvalidValue;
+  }
+  tile_status<T> const status{temp_layout::at<unsigned long long>(temp, tags), temp_layout::at<T>(temp, part),
+                              temp_layout::at<T>(temp, incl), next_epoch()};
+  scan_kernel<Policy, Exclusive><<<static_cast<unsigned>(tiles), Policy::block, 0, stream>>>(in, out, num_items, op,
+                                                                                             init, status);
+  return cudaPeekAtLastError();
+}
+
+}  // namespace tilewise::detail
+
+namespace tilewise::device {
+
+/// @brief Inclusive prefix scan: `out[i] = in[0] op in[1] op ... op in[i]` for i < num_items.
+/// @tparam InputIt  random-access iterator (raw pointer, thrust::device_ptr, Thrust fancy
+///                  iterators); the scan runs in its value type T (any trivially copyable type)
+/// @tparam OutputIt random-access output iterator accepting T; may equal `in` (in-place)
+/// @param temp       device scratch, or nullptr to query `temp_bytes`
+/// @param temp_bytes size of `temp` (in), or the size needed (out, when `temp == nullptr`)
+/// @param num_items  number of elements, 0 <= num_items (64-bit)
+/// @param op         associative binary functor on T; need not be commutative
+/// @return cudaSuccess, cudaErrorInvalidValue for null pointers with num_items > 0, a negative
+///         num_items or too small a `temp_bytes`, or the launch's error
+/// @note Asynchronous in `stream`; never synchronizes. One kernel launch; num_items == 0 writes
+///       nothing. `temp` needs no initialisation (compute-sanitizer's initcheck
+///       reports reads of temp storage the program never wrote: any contents will do; a
+///       cudaMemset once silences it).
+template <class InputIt, class OutputIt, class Op>
+cudaError_t inclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
+                           Op op, cudaStream_t stream = 0) {
+  using T = detail::iter_value_t<InputIt>;
+  return detail::dispatch_scan<detail::scan_policy<T>, false>(temp, temp_bytes, in, out, num_items, op, T{}, stream);
+}
+
+/// @brief Exclusive prefix scan: `out[0] = init`, `out[i] = init op in[0] op ... op in[i-1]`.
+/// @tparam T the scan's value type (that of `init`); the elements are converted to it
+/// @note As inclusive_scan: asynchronous, one launch, in-place allowed, `op` need not commute.
+template <class InputIt, class OutputIt, class Op, class T>
+cudaError_t exclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
+                           Op op, T init, cudaStream_t stream = 0) {
+  return detail::dispatch_scan<detail::scan_policy<T>, true>(temp, temp_bytes, in, out, num_items, op, init, stream);
+}
+
+}  // namespace tilewise::device

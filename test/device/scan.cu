@@ -1,0 +1,233 @@
+// device::inclusive_scan / exclusive_scan against cub::DeviceScan on the same inputs, bit for bit:
+// every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
+// element, int8 / int32 / int64 / uint64, integer-valued float and double (exact sums), a
+// 16-byte non-commutative operator (2x2 matrix product), an operator without a known identity,
+// in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, bad arguments.
+// Outputs are poisoned first and compared one element past the end, so a stray write shows.
+#include <cub/device/device_scan.cuh>
+
+#include <thrust/device_ptr.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cuda/functional>
+#include <cuda/std/functional>
+
+#include <tilewise/device/scan.cuh>
+
+#include "../support/device_data.cuh"
+
+using namespace tw_test;
+
+namespace {
+
+enum class kind { inclusive, exclusive };
+
+/// Our scan of in[0, n) into out, with poisoned temp storage; `init` only for exclusive scans.
+template <class In, class Out, class Op, class T>
+void ours(kind k, In in, Out out, long long n, Op op, T init, cudaStream_t stream = 0) {
+  std::size_t bytes = 0;
+  if (k == kind::inclusive) {
+    REQUIRE(tilewise::device::inclusive_scan(nullptr, bytes, in, out, n, op) == cudaSuccess);
+  } else {
+    REQUIRE(tilewise::device::exclusive_scan(nullptr, bytes, in, out, n, op, init) == cudaSuccess);
+  }
+  device_buffer<unsigned char> temp(bytes);
+  temp.poison();
+  if (k == kind::inclusive) {
+    REQUIRE(tilewise::device::inclusive_scan(temp.get(), bytes, in, out, n, op, stream) == cudaSuccess);
+  } else {
+    REQUIRE(tilewise::device::exclusive_scan(temp.get(), bytes, in, out, n, op, init, stream) == cudaSuccess);
+  }
+  TW_CHECK_LAUNCH();
+}
+
+template <class In, class Out, class Op, class T>
+void cub_scan(kind k, In in, Out out, long long n, Op op, T init) {
+  std::size_t bytes = 0;
+  if (k == kind::inclusive) {
+    TW_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, bytes, in, out, op, n));
+  } else {
+    TW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(nullptr, bytes, in, out, op, init, n));
+  }
+  device_buffer<unsigned char> temp(bytes);
+  if (k == kind::inclusive) {
+    TW_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp.get(), bytes, in, out, op, n));
+  } else {
+    TW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp.get(), bytes, in, out, op, init, n));
+  }
+  TW_CHECK_LAUNCH();
+}
+
+/// Both scans, every size, offsets 0 and 1, poisoned outputs compared through index n.
+template <class T, class Op>
+void check_exact(Op op, values how, T init) {
+  auto const sizes     = test_sizes();
+  std::size_t const mx = std::size_t(sizes.back()) + 2;
+  device_buffer<T> in(mx), a(mx), b(mx);
+  for (long long n : sizes) {
+    int const rounds = n <= (1 << 16) ? seeds(3) : 1;
+    for (int s = 0; s < rounds; ++s) {
+      fill(in.get(), n + 1, 1000 * n + s, how);
+      for (kind k : {kind::inclusive, kind::exclusive}) {
+        for (int offset : {0, 1}) {
+          CAPTURE(n);
+          CAPTURE(offset);
+          CAPTURE(s);
+          CAPTURE(k == kind::inclusive ? "inclusive" : "exclusive");
+          poison(a.get(), n + 2);
+          poison(b.get(), n + 2);
+          ours(k, in.get() + offset, a.get() + offset, n, op, init);
+          cub_scan(k, in.get() + offset, b.get() + offset, n, op, init);
+          mismatch const m = compare_bits(a.get(), b.get(), n + 2);
+          CHECK(m.count == 0);
+          if (m.count) MESSAGE("first difference at index " << m.first);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("device scans: integers, plus, vs CUB bit for bit", T, std::int8_t, std::int32_t, std::int64_t,
+                   std::uint64_t) {
+  check_exact<T>(cuda::std::plus<>{}, values::bits, T(-3));
+}
+
+TEST_CASE("device scans: int32 max and an operator without a known identity") {
+  check_exact<std::int32_t>(cuda::maximum<>{}, values::bits, std::numeric_limits<std::int32_t>::lowest());
+  check_exact<std::int32_t>(user_plus{}, values::bits, 11);
+}
+
+TEST_CASE_TEMPLATE("device scans: integer-valued floating point (exact sums) vs CUB", T, float, double) {
+  check_exact<T>(cuda::std::plus<>{}, values::small, T(1));
+}
+
+TEST_CASE("device scans: 16-byte non-commutative operator (2x2 matrix product)") {
+  check_exact<mat2>(mat2_mul{}, values::bits, mat2{1, 2, 3, 4});
+}
+
+TEST_CASE("device scans: in place (out == in)") {
+  for (long long n : {1ll, 4097ll, (1ll << 20) + 1, std::min(1ll << max_log2(), (1ll << 24) + 5)}) {
+    CAPTURE(n);
+    device_buffer<std::int32_t> in{std::size_t(n)}, inout{std::size_t(n)}, ref{std::size_t(n)};
+    fill(in.get(), n, n);
+    for (kind k : {kind::inclusive, kind::exclusive}) {
+      TW_CUDA_CHECK(cudaMemcpy(inout.get(), in.get(), std::size_t(n) * 4, cudaMemcpyDeviceToDevice));
+      ours(k, inout.get(), inout.get(), n, cuda::std::plus<>{}, 5);
+      cub_scan(k, in.get(), ref.get(), n, cuda::std::plus<>{}, 5);
+      CHECK(compare_bits(inout.get(), ref.get(), n).count == 0);
+    }
+  }
+}
+
+// At namespace scope (not anonymous): kernels taking it keep external linkage.
+struct cube_mod {
+  __host__ __device__ std::int64_t operator()(long long i) const { return (i * i % 10007) * i % 1000003; }
+};
+
+TEST_CASE("device scans: Thrust iterators (counting and transform in, device_ptr out)") {
+  for (long long n : {1ll, 3000ll, (1ll << 20) + 3}) {
+    CAPTURE(n);
+    device_buffer<std::int64_t> a{std::size_t(n)}, b{std::size_t(n)};
+    thrust::counting_iterator<long long> first(-7);
+    auto cubes = thrust::make_transform_iterator(first, cube_mod{});
+    for (kind k : {kind::inclusive, kind::exclusive}) {
+      a.poison();
+      b.poison();
+      ours(k, cubes, thrust::device_ptr<std::int64_t>(a.get()), n, cuda::std::plus<>{}, std::int64_t(2));
+      cub_scan(k, cubes, b.get(), n, cuda::std::plus<>{}, std::int64_t(2));
+      CHECK(compare_bits(a.get(), b.get(), n).count == 0);
+    }
+    // The counting input against its closed form, on the host.
+    ours(kind::inclusive, first, a.get(), n, cuda::std::plus<>{}, 0ll);
+    auto const h = a.download();
+    bool ok      = true;
+    for (long long i = 0; i < n; ++i) ok &= h[std::size_t(i)] == (i + 1) * (-7) + i * (i + 1) / 2;
+    CHECK(ok);
+  }
+}
+
+TEST_CASE("device scans: more than 2^31 int8 elements into int64 (exclusive) and int8 (inclusive)") {
+  if (max_log2() < 31) {
+    MESSAGE("skipped: TILEWISE_TEST_MAX_LOG2 < 31 (the sanitizer runs); the plain CTest run covers it");
+    return;
+  }
+  long long const n = (1ll << 31) + 4099;
+  device_buffer<std::int8_t> in{std::size_t(n)};
+  fill(in.get(), n, 8);
+  {
+    device_buffer<std::int64_t> a{std::size_t(n)}, b{std::size_t(n)};
+    ours(kind::exclusive, in.get(), a.get(), n, cuda::std::plus<>{}, std::int64_t(1) << 40);
+    cub_scan(kind::exclusive, in.get(), b.get(), n, cuda::std::plus<>{}, std::int64_t(1) << 40);
+    CHECK(compare_bits(a.get(), b.get(), n).count == 0);
+  }
+  device_buffer<std::int8_t> a{std::size_t(n)}, b{std::size_t(n)};
+  ours(kind::inclusive, in.get(), a.get(), n, cuda::std::plus<>{}, std::int8_t(0));
+  cub_scan(kind::inclusive, in.get(), b.get(), n, cuda::std::plus<>{}, std::int8_t(0));
+  CHECK(compare_bits(a.get(), b.get(), n).count == 0);
+}
+
+TEST_CASE("device scans: two streams at once with separate temp storage") {
+  long long const n = std::min(1ll << max_log2(), 1ll << 26);
+  device_buffer<float> x{std::size_t(n)}, y{std::size_t(n)}, ox{std::size_t(n)}, oy{std::size_t(n)},
+    rx{std::size_t(n)}, ry{std::size_t(n)};
+  fill(x.get(), n, 1, values::small);
+  fill(y.get(), n, 2, values::small);
+  cub_scan(kind::inclusive, x.get(), rx.get(), n, cuda::std::plus<>{}, 0.f);
+  cub_scan(kind::exclusive, y.get(), ry.get(), n, cuda::std::plus<>{}, 1.f);
+  cudaStream_t s[2];
+  for (auto& st : s) TW_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  std::size_t bx = 0, by = 0;
+  REQUIRE(tilewise::device::inclusive_scan(nullptr, bx, x.get(), ox.get(), n, cuda::std::plus<>{}) == cudaSuccess);
+  REQUIRE(tilewise::device::exclusive_scan(nullptr, by, y.get(), oy.get(), n, cuda::std::plus<>{}, 1.f) ==
+          cudaSuccess);
+  device_buffer<unsigned char> tx(bx), ty(by);
+  tx.poison();  // any contents will do; written, so compute-sanitizer initcheck sees defined bytes
+  ty.poison();
+  ox.poison();
+  oy.poison();
+  for (int rep = 0; rep < 8; ++rep) {
+    REQUIRE(tilewise::device::inclusive_scan(tx.get(), bx, x.get(), ox.get(), n, cuda::std::plus<>{}, s[0]) ==
+            cudaSuccess);
+    REQUIRE(tilewise::device::exclusive_scan(ty.get(), by, y.get(), oy.get(), n, cuda::std::plus<>{}, 1.f, s[1]) ==
+            cudaSuccess);
+  }
+  for (auto& st : s) TW_CUDA_CHECK(cudaStreamSynchronize(st));
+  TW_CHECK_LAUNCH();
+  CHECK(compare_bits(ox.get(), rx.get(), n).count == 0);
+  CHECK(compare_bits(oy.get(), ry.get(), n).count == 0);
+  for (auto& st : s) TW_CUDA_CHECK(cudaStreamDestroy(st));
+}
+
+TEST_CASE("device scans: num_items == 0 writes nothing; bad arguments give cudaErrorInvalidValue") {
+  device_buffer<int> in(64), out(64);
+  fill(in.get(), 64, 4);
+  out.poison();
+  auto const plus   = cuda::std::plus<>{};
+  std::size_t bytes = 0;
+  REQUIRE(tilewise::device::inclusive_scan(nullptr, bytes, in.get(), out.get(), 64, plus) == cudaSuccess);
+  device_buffer<unsigned char> temp(bytes);
+  temp.poison();
+  std::size_t small = bytes - 1;
+
+  CHECK(tilewise::device::inclusive_scan(temp.get(), bytes, in.get(), out.get(), 0, plus) == cudaSuccess);
+  CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, in.get(), out.get(), 0, plus, 9) == cudaSuccess);
+  CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, static_cast<int*>(nullptr), static_cast<int*>(nullptr),
+                                         0, plus, 9) == cudaSuccess);
+  CHECK(tilewise::device::inclusive_scan(temp.get(), bytes, static_cast<int*>(nullptr), out.get(), 64, plus) ==
+        cudaErrorInvalidValue);
+  CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, in.get(), static_cast<int*>(nullptr), 64, plus, 0) ==
+        cudaErrorInvalidValue);
+  CHECK(tilewise::device::inclusive_scan(temp.get(), small, in.get(), out.get(), 64, plus) == cudaErrorInvalidValue);
+  CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, in.get(), out.get(), -2, plus, 0) ==
+        cudaErrorInvalidValue);
+  TW_CHECK_LAUNCH();
+  auto const h = out.download();
+  int poisoned;
+  std::memset(&poisoned, 0xA5, sizeof poisoned);
+  bool untouched = true;
+  for (int v : h) untouched &= v == poisoned;
+  CHECK(untouched);
+}

@@ -9,6 +9,11 @@
 #include <tilewise/block/scan.cuh>
 #include <tilewise/device/reduce.cuh>
 #include <tilewise/device/scan.cuh>
+#include <tilewise/grid/compact.cuh>
+#include <tilewise/grid/launch_cooperative.cuh>
+#include <tilewise/grid/reduce.cuh>
+#include <tilewise/grid/scan.cuh>
+#include <tilewise/grid/workspace.cuh>
 #include <tilewise/tile/atomic.cuh>
 #include <tilewise/tile/compact.cuh>
 #include <tilewise/tile/group_by.cuh>

@@ -1,0 +1,158 @@
+/// @file
+/// @brief Internals of the grid scope: the per-block partials in the workspace, their epochs,
+///        and the in-order fold of the partials every block reads after the grid barrier.
+///
+/// Every grid primitive makes one call of this shape (B = BlockSize, n = blocks of the grid):
+///   1. every thread reads its block's epoch e = ws.epochs[block] (one word, shared by the block);
+///   2. the block computes its partial (a block-scope reduce or scan, with its own barriers);
+///   3. thread 0 writes the partial to bank (e & 1), slot `block`, and ws.epochs[block] = e + 1
+///      (block 0 also advances the epochs of the slots no block of this launch owns);
+///   4. grid.sync() — the one grid-wide barrier;
+///   5. every block reads the n partials of bank (e & 1) and folds them in block order.
+/// Why a slot is never overwritten while it is read: call k of a block writes bank k & 1 before
+/// barrier k; the slots of bank k & 1 are read only between barrier k and the reader's arrival at
+/// barrier k + 1; the next write to bank k & 1 (call k + 2) comes after barrier k + 1, which no
+/// block passes before every block has arrived there, i.e. finished reading. grid.sync() is the
+/// fence (release before, acquire after, through thread 0 of each block and the block barriers
+/// around it), so the reads after barrier k see every write made before it.
+/// Why the epoch is safe to update: every thread of the block reads it in step 1, before the
+/// block barrier of step 2, and thread 0 writes it after that barrier; the next call reads it after
+/// barrier k. All blocks start a launch with equal epochs (make_workspace zeroes them, and every
+/// call advances all `ws.blocks` of them by one), so all agree on the bank.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cuda/std/type_traits>
+
+#include <cstdio>
+
+#include <tilewise/detail/config.cuh>
+#include <tilewise/grid/workspace.cuh>
+
+namespace tilewise::detail {
+
+namespace cg = cooperative_groups;
+
+/// The compile-time rules of every grid primitive.
+template <class T, unsigned BlockSize, unsigned W>
+struct check_grid_args {
+  static_assert(BlockSize % 32 == 0 && BlockSize >= 32 && BlockSize <= 1024,
+                "tilewise::grid: BlockSize must be a multiple of 32 in [32, 1024]");
+  static_assert(W == 8 || W == 16 || W == 32 || W == 1 || W == 2 || W == 4,
+                "tilewise::grid: tile width W must be a power of two no larger than 32 (1, 2, 4, 8, 16 or 32)");
+  static_assert(cuda::std::is_trivially_copyable_v<T> && cuda::std::is_default_constructible_v<T>,
+                "tilewise::grid: T must be trivially copyable and default constructible");
+  static constexpr bool value = true;
+};
+
+/// A misused workspace (more blocks or larger values than it was made for, or a launch whose block
+/// size is not BlockSize): every thread traps, so the launch fails (cudaErrorLaunchFailure or
+/// similar) — never a hang, never a silent overwrite. Debug builds (NDEBUG undefined) first print
+/// one line from thread 0 of block 0 saying what was made and what was used.
+__device__ __noinline__ inline void grid_workspace_error(unsigned blocks, unsigned ws_blocks, unsigned bytes,
+                                                         unsigned ws_bytes, unsigned block_threads, unsigned block_size) {
+  if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0 && threadIdx.y == 0 &&
+      threadIdx.z == 0) {
+    printf("tilewise::grid: workspace made for %u blocks and values of %u bytes, used by %u blocks of %u threads "
+           "(BlockSize %u) with values of %u bytes\n",
+           ws_blocks, ws_bytes, blocks, block_threads, block_size, bytes);
+  }
+  __trap();
+}
+
+/// One call's view of the workspace (steps 1, 3 and 5 above).
+template <class T, unsigned BlockSize>
+struct grid_call {
+  grid::workspace ws;
+  unsigned block;   ///< this block's rank in the grid
+  unsigned blocks;  ///< blocks in the grid
+  unsigned rank;    ///< this thread's rank in the block
+  unsigned epoch;
+
+  TILEWISE_DEVICE grid_call(cg::grid_group const& g, grid::workspace const& w)
+      : ws(w),
+        block(unsigned(g.block_rank())),
+        blocks(unsigned(g.num_blocks())),
+        rank(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) {
+    unsigned const threads = blockDim.x * blockDim.y * blockDim.z;
+    if (blocks > ws.blocks || sizeof(T) > ws.slot_bytes || threads != BlockSize) {  // uniform over the grid
+#ifndef NDEBUG
+      grid_workspace_error(blocks, ws.blocks, unsigned(sizeof(T)), ws.slot_bytes, threads, BlockSize);
+#else
+      __trap();  // release builds: no printf call (it costs registers and a stack frame on the hot path)
+#endif
+    }
+    epoch = ws.epochs[block];
+  }
+
+  /// Bank e & 1, as an array of T (banks start at multiples of 16 bytes).
+  TILEWISE_DEVICE T* bank() const {
+    return reinterpret_cast<T*>(ws.slots + std::size_t(epoch & 1u) * ws.blocks * ws.slot_bytes);
+  }
+
+  /// Step 3. Call after a block barrier that follows every thread's construction of this object.
+  TILEWISE_DEVICE void publish(T const& partial) const {
+    if (rank == 0) {
+      bank()[block] = partial;
+      ws.epochs[block] = epoch + 1;
+    }
+    if (block == 0) {  // slots no block of this launch owns keep pace (nobody reads them now)
+      for (unsigned j = blocks + rank; j < ws.blocks; j += BlockSize) {
+        ws.epochs[j] = epoch + 1;
+      }
+    }
+  }
+};
+
+/// The chunk of the partials that thread `rank` folds after the barrier: [first, first + count).
+/// Chunks are contiguous and in thread order, so the block reduction of the chunk folds combines
+/// the partials in block order (op need not commute); the layout depends only on the grid size,
+/// so every block computes bitwise the same result.
+struct grid_chunk {
+  unsigned per_thread;  ///< K = ceil(blocks / BlockSize)
+  unsigned first;
+  unsigned count;       ///< 0 for threads past the last chunk
+  unsigned threads;     ///< threads holding a chunk: ceil(blocks / K) >= 1
+
+  TILEWISE_DEVICE grid_chunk(unsigned blocks, unsigned rank, unsigned block_size) {
+    per_thread = (blocks + block_size - 1) / block_size;
+    first      = rank * per_thread;
+    count      = first < blocks ? (blocks - first < per_thread ? blocks - first : per_thread) : 0u;
+    threads    = (blocks + per_thread - 1) / per_thread;
+  }
+};
+
+/// Folds, in order, p[first, first + count) into `all` and its first `pre_count` elements into
+/// `pre` (when `WantPrefix`); count >= 1 for the threads whose result is used. Loads go out four
+/// at a time (one batch for grids of up to 4 * BlockSize blocks) so their latencies overlap.
+template <bool WantPrefix, class T, class Op>
+TILEWISE_DEVICE void fold_partials(T const* p, unsigned first, unsigned count, unsigned pre_count, Op& op, T& all,
+                                   T& pre, bool& has_pre) {
+  constexpr unsigned batch = 4;
+  has_pre                  = false;
+  for (unsigned base = 0; base < count; base += batch) {
+    T x[batch];
+#pragma unroll
+    for (unsigned j = 0; j < batch; ++j) {
+      if (base + j < count) {
+        x[j] = p[first + base + j];
+      }
+    }
+#pragma unroll
+    for (unsigned j = 0; j < batch; ++j) {
+      unsigned const i = base + j;
+      if (i < count) {
+        all = i == 0 ? x[j] : T(op(all, x[j]));
+        if constexpr (WantPrefix) {
+          if (i < pre_count) {
+            pre     = i == 0 ? x[j] : T(op(pre, x[j]));
+            has_pre = true;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tilewise::detail

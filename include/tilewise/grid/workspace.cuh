@@ -1,0 +1,120 @@
+/// @file
+/// @brief grid::workspace: the device scratch of the grid-scope primitives (grid::reduce,
+///        grid::exclusive_scan, grid::compact), and grid::make_workspace, its host RAII owner.
+///
+/// Layout (one cudaMalloc): two banks of `blocks` partial slots of `slot_bytes` each (a grid
+/// primitive's per-block partials, double-buffered), then `blocks` epoch counters (one per
+/// block: how many grid primitives that block has called on this workspace, its low bit picks
+/// the bank). See grid/reduce.cuh for why the epochs make back-to-back calls safe.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include <tilewise/detail/config.cuh>
+
+namespace tilewise::grid {
+
+/// @brief Trivially copyable handle to the device scratch of the grid primitives; pass it to the
+///        cooperative kernel by value. Made by grid::make_workspace, which owns the memory.
+/// @note One workspace per grid running at once: two cooperative kernels running at the same
+///       time (two streams) need two workspaces. A workspace serves any number of launches, one
+///       after the other, of at most `blocks` blocks, each calling any sequence of grid
+///       primitives with values of at most `slot_bytes` bytes.
+struct workspace {
+  unsigned char* slots = nullptr;  ///< 2 banks x `blocks` slots of `slot_bytes`
+  unsigned* epochs     = nullptr;  ///< `blocks` per-block call counters
+  unsigned blocks      = 0;        ///< largest grid (blocks) it serves
+  unsigned slot_bytes  = 0;        ///< largest sizeof(T) it serves (a multiple of 16)
+};
+
+/// @brief Host owner of a grid::workspace's device memory (move-only; frees it on destruction).
+class workspace_owner {
+ public:
+  workspace_owner() = default;
+  workspace_owner(workspace_owner const&)            = delete;
+  workspace_owner& operator=(workspace_owner const&) = delete;
+  workspace_owner(workspace_owner&& o) noexcept : ws_(o.ws_) { o.ws_ = {}; }
+  workspace_owner& operator=(workspace_owner&& o) noexcept {
+    if (this != &o) {
+      release();
+      ws_   = o.ws_;
+      o.ws_ = {};
+    }
+    return *this;
+  }
+  ~workspace_owner() { release(); }
+
+  /// The handle to pass to the kernel.
+  workspace get() const noexcept { return ws_; }
+  operator workspace() const noexcept { return ws_; }  // NOLINT: a launch argument converts implicitly
+  /// Device bytes held.
+  std::size_t bytes() const noexcept { return bytes_of(ws_.blocks, ws_.slot_bytes); }
+
+  static std::size_t bytes_of(unsigned blocks, unsigned slot_bytes) noexcept {
+    return 2 * std::size_t(blocks) * slot_bytes + std::size_t(blocks) * sizeof(unsigned);
+  }
+
+ private:
+  friend workspace_owner make_workspace(int, std::size_t, cudaStream_t);
+  void release() noexcept {
+    if (ws_.slots != nullptr) {
+      cudaFree(ws_.slots);  // nothing to report from a destructor
+    }
+    ws_ = {};
+  }
+  workspace ws_{};
+};
+
+/// @brief Allocates the scratch of the grid primitives for launches of up to `blocks` blocks
+///        and values of up to `max_value_bytes` bytes (`sizeof(T)` of every T used), and zeroes
+///        its epoch counters.
+/// @param blocks          the grid size of the launch (e.g. launch_cooperative's or
+///                        tilewise::max_cooperative_grid's result), >= 1
+/// @param max_value_bytes the largest sizeof(T) passed to a grid primitive, 1 .. 2^20
+/// @param stream          the counters are zeroed with cudaMemsetAsync on this stream
+/// @throw std::invalid_argument naming the bad argument; std::runtime_error when cudaMalloc or
+///        cudaMemsetAsync fails (the CUDA error in the message)
+/// @note The block size does not enter: the per-block stage of the primitives uses the caller's
+///       shared-memory temp_storage. Ready in stream order on `stream`; does not synchronize.
+inline workspace_owner make_workspace(int blocks, std::size_t max_value_bytes, cudaStream_t stream = 0) {
+  if (blocks < 1) {
+    throw std::invalid_argument("tilewise::grid::make_workspace: blocks must be >= 1 (got " + std::to_string(blocks) +
+                                ")");
+  }
+  if (max_value_bytes < 1 || max_value_bytes > (std::size_t(1) << 20)) {
+    throw std::invalid_argument("tilewise::grid::make_workspace: max_value_bytes must lie in [1, 2^20] (got " +
+                                std::to_string(max_value_bytes) + ")");
+  }
+  workspace_owner owner;
+  workspace ws;
+  ws.blocks            = unsigned(blocks);
+  ws.slot_bytes        = unsigned((max_value_bytes + 15) / 16 * 16);
+  std::size_t const n  = workspace_owner::bytes_of(ws.blocks, ws.slot_bytes);
+  void* p              = nullptr;
+  cudaError_t e        = cudaMalloc(&p, n);
+  if (e != cudaSuccess) {
+    throw std::runtime_error(std::string("tilewise::grid::make_workspace: cudaMalloc of ") + std::to_string(n) +
+                             " bytes failed: " + cudaGetErrorString(e));
+  }
+  ws.slots  = static_cast<unsigned char*>(p);
+  ws.epochs = reinterpret_cast<unsigned*>(ws.slots + 2 * std::size_t(ws.blocks) * ws.slot_bytes);
+  owner.ws_ = ws;
+  e         = cudaMemsetAsync(ws.epochs, 0, std::size_t(ws.blocks) * sizeof(unsigned), stream);
+  if (e != cudaSuccess) {
+    throw std::runtime_error(std::string("tilewise::grid::make_workspace: cudaMemsetAsync failed: ") +
+                             cudaGetErrorString(e));
+  }
+  return owner;
+}
+
+/// @brief make_workspace for values of type T (and smaller).
+template <class T>
+workspace_owner make_workspace(int blocks, cudaStream_t stream = 0) {
+  return make_workspace(blocks, sizeof(T), stream);
+}
+
+}  // namespace tilewise::grid

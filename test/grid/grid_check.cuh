@@ -1,0 +1,47 @@
+// Shared by the grid-scope tests: inputs, cooperative launches of the test kernels through
+// tilewise::launch_cooperative, and the grid sizes every case runs on (1 block, a few, and the
+// largest co-resident grid, computed from the occupancy API).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <tilewise/grid/launch_cooperative.cuh>
+#include <tilewise/grid/workspace.cuh>
+
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "../support/cuda_test.cuh"
+#include "../support/test_types.cuh"
+
+namespace tw_test {
+
+namespace cg = cooperative_groups;
+
+/// Random inputs; integers small enough that no grid-wide sum of them overflows int32.
+template <class T>
+std::vector<T> grid_input(std::size_t n, std::uint64_t seed) {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 99);
+    std::uniform_int_distribution<std::int32_t> d(-1000, 1000);
+    std::vector<T> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+  } else {
+    return random_vector<T>(n, seed);
+  }
+}
+
+/// Grid sizes of a kernel's cases: 1, 3 and the largest co-resident grid.
+template <class... KArgs>
+std::vector<int> grid_sizes(void (*kernel)(KArgs...), unsigned block) {
+  int const max = tilewise::max_cooperative_grid(kernel, dim3(block));
+  REQUIRE(max >= 1);
+  std::vector<int> g{1};
+  if (max > 3) g.push_back(3);
+  if (max > 1) g.push_back(max);
+  return g;
+}
+
+}  // namespace tw_test

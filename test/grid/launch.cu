@@ -1,0 +1,192 @@
+// Grid scope under stress and tilewise::launch_cooperative on a GPU:
+// - 10,000 grid::reduce calls back to back in one kernel (sum and max alternating), each result
+//   checked in the kernel against its known value, failures counted; fewer calls when
+//   TILEWISE_TEST_SEEDS is below its default (the compute-sanitizer runs);
+// - one workspace reused by launches of different grid sizes (its epochs stay in step);
+// - two cooperative kernels on two streams at once, each with its own workspace;
+// - launch_cooperative: the default grid is occupancy x multiprocessors (computed here with the
+//   occupancy API), one block more is refused with a message stating that limit, and a zero
+//   block, an oversized block and too much dynamic shared memory are refused; nothing hangs.
+#include <cooperative_groups.h>
+
+#include <cuda/functional>
+#include <cuda/std/functional>
+
+#include <tilewise/grid/reduce.cuh>
+
+#include <stdexcept>
+#include <string>
+
+#include "grid_check.cuh"
+
+using namespace tw_test;
+namespace cg = cooperative_groups;
+
+namespace {
+
+/// `calls` reductions: call k reduces v = k + rank + offset over the grid, with plus (k even:
+/// expected N k + N (N - 1) / 2 + N offset) or max (k odd: k + N - 1 + offset).
+template <unsigned B>
+__global__ void __launch_bounds__(B) many_reduce_kernel(int calls, long long offset, unsigned long long* failures,
+                                                        tilewise::grid::workspace ws) {
+  using grid_reduce = tilewise::grid::reduce<long long, B>;
+  __shared__ typename grid_reduce::temp_storage tmp;
+  auto const grid   = cg::this_grid();
+  long long const r = (long long)grid.thread_rank();
+  long long const N = (long long)grid.size();
+  unsigned long long bad = 0;
+  for (int k = 0; k < calls; ++k) {
+    long long const v = k + r + offset;
+    if (k % 2 == 0) {
+      bad += grid_reduce{tmp}(grid, v, cuda::std::plus<>{}, ws) != N * k + N * (N - 1) / 2 + N * offset;
+    } else {
+      bad += grid_reduce{tmp}(grid, v, cuda::maximum<>{}, ws) != k + N - 1 + offset;
+    }
+  }
+  if (bad != 0) {
+    atomicAdd(failures, bad);
+  }
+}
+
+constexpr unsigned many_block = 256;
+
+int many_calls() { return seeds() >= 8 ? 10000 : 1250 * seeds(); }
+
+unsigned long long run_many(int blocks, int calls, long long offset, tilewise::grid::workspace ws, cudaStream_t s,
+                            unsigned long long* d_failures) {
+  int const g = tilewise::launch_cooperative(many_reduce_kernel<many_block>, tilewise::cooperative_grid{blocks},
+                                             dim3(many_block), 0, s, calls, offset, d_failures, ws);
+  TW_CUDA_CHECK(cudaGetLastError());
+  return (unsigned long long)g;
+}
+
+/// The co-resident limit as the CUDA occupancy API gives it (the test's own computation).
+template <class... KArgs>
+int occupancy_limit(void (*kernel)(KArgs...), int threads, std::size_t smem) {
+  int dev = 0, sms = 0, per_sm = 0;
+  TW_CUDA_CHECK(cudaGetDevice(&dev));
+  TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  TW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  return per_sm * sms;
+}
+
+__global__ void grid_size_kernel(unsigned* blocks_seen) {
+  auto const grid = cg::this_grid();
+  grid.sync();
+  if (grid.thread_rank() == 0) {
+    *blocks_seen = unsigned(grid.num_blocks());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("grid::reduce: 10,000 calls back to back in one kernel, each checked in the kernel") {
+  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<many_block>, dim3(many_block));
+  auto const ws = tilewise::grid::make_workspace<long long>(max);
+  device_buffer<unsigned long long> d_failures(1);
+  TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
+  int const calls = many_calls();
+  run_many(max, calls, 0, ws.get(), cudaStream_t{}, d_failures.get());
+  TW_CHECK_LAUNCH();
+  INFO(calls << " calls on " << max << " blocks of " << many_block);
+  CHECK(d_failures.download()[0] == 0);
+}
+
+TEST_CASE("grid::reduce: one workspace, launches of different grid sizes and odd call counts") {
+  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<many_block>, dim3(many_block));
+  auto const ws = tilewise::grid::make_workspace<long long>(max);
+  device_buffer<unsigned long long> d_failures(1);
+  TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
+  for (int blocks : {max, (max + 1) / 2, 1, max, 3 < max ? 3 : max, max}) {
+    run_many(blocks, 7, blocks, ws.get(), cudaStream_t{}, d_failures.get());  // 7: the bank parity changes
+  }
+  TW_CHECK_LAUNCH();
+  CHECK(d_failures.download()[0] == 0);
+}
+
+TEST_CASE("grid::reduce: two cooperative kernels on two streams at once, separate workspaces") {
+  int const max    = tilewise::max_cooperative_grid(many_reduce_kernel<many_block>, dim3(many_block));
+  int const blocks = max / 2 > 0 ? max / 2 : 1;  // both grids can be resident together
+  auto const ws_a  = tilewise::grid::make_workspace<long long>(blocks);
+  auto const ws_b  = tilewise::grid::make_workspace<long long>(blocks);
+  device_buffer<unsigned long long> d_failures(2);
+  TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, 2 * sizeof(unsigned long long)));
+  cudaStream_t a{}, b{};
+  TW_CUDA_CHECK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+  TW_CUDA_CHECK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+  TW_CUDA_CHECK(cudaDeviceSynchronize());  // the workspaces' zeroed epochs, before the other streams
+  int const calls = many_calls() / 4 * 2 + 1;
+  run_many(blocks, calls, 0, ws_a.get(), a, d_failures.get());
+  run_many(blocks, calls, 1000, ws_b.get(), b, d_failures.get() + 1);
+  TW_CHECK_LAUNCH();
+  auto const failures = d_failures.download();
+  CHECK(failures[0] == 0);
+  CHECK(failures[1] == 0);
+  TW_CUDA_CHECK(cudaStreamDestroy(a));
+  TW_CUDA_CHECK(cudaStreamDestroy(b));
+}
+
+TEST_CASE("launch_cooperative: default grid = occupancy x SMs; one block more is refused with the limit") {
+  int const limit = occupancy_limit(grid_size_kernel, 256, 0);
+  REQUIRE(limit >= 1);
+  CHECK(tilewise::max_cooperative_grid(grid_size_kernel, dim3(256)) == limit);
+
+  device_buffer<unsigned> d_seen(1);
+  d_seen.poison();
+  int const g = tilewise::launch_cooperative(grid_size_kernel, dim3(256), 0, cudaStream_t{}, d_seen.get());
+  TW_CHECK_LAUNCH();
+  CHECK(g == limit);
+  CHECK(d_seen.download()[0] == unsigned(limit));
+
+  d_seen.poison();
+  CHECK(tilewise::launch_cooperative(grid_size_kernel, tilewise::cooperative_grid{limit}, dim3(256), 0, cudaStream_t{},
+                                     d_seen.get()) == limit);
+  TW_CHECK_LAUNCH();
+  CHECK(d_seen.download()[0] == unsigned(limit));
+
+  std::string message;
+  try {
+    tilewise::launch_cooperative(grid_size_kernel, tilewise::cooperative_grid{limit + 1}, dim3(256), 0, cudaStream_t{},
+                                 d_seen.get());
+  } catch (std::invalid_argument const& e) {
+    message = e.what();
+  }
+  INFO("message: " << message);
+  CHECK(message.find("grid of " + std::to_string(limit + 1) + " blocks cannot be co-resident") != std::string::npos);
+  CHECK(message.find("the limit is " + std::to_string(limit) + " ") != std::string::npos);
+  TW_CUDA_CHECK(cudaGetLastError());  // nothing was launched, no error left behind
+  TW_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+TEST_CASE("launch_cooperative: bad blocks and shared memory are refused, naming the cause") {
+  device_buffer<unsigned> d_seen(1);
+  auto message_of = [&](auto&& call) {
+    try {
+      call();
+    } catch (std::invalid_argument const& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  std::string const zero = message_of([&] {
+    tilewise::launch_cooperative(grid_size_kernel, dim3(0), 0, cudaStream_t{}, d_seen.get());
+  });
+  CHECK(zero.find("block size is zero") != std::string::npos);
+  std::string const big = message_of([&] {
+    tilewise::launch_cooperative(grid_size_kernel, dim3(2048), 0, cudaStream_t{}, d_seen.get());
+  });
+  CHECK(big.find("threads per block") != std::string::npos);
+  cudaFuncAttributes attr{};
+  TW_CUDA_CHECK(cudaFuncGetAttributes(&attr, grid_size_kernel));
+  std::string const smem = message_of([&] {
+    tilewise::launch_cooperative(grid_size_kernel, dim3(256), std::size_t(attr.maxDynamicSharedSizeBytes) + 1,
+                                 cudaStream_t{}, d_seen.get());
+  });
+  CHECK(smem.find("dynamic shared memory exceed") != std::string::npos);
+  std::string const empty = message_of([&] {
+    tilewise::launch_cooperative(grid_size_kernel, tilewise::cooperative_grid{0}, dim3(256), 0, cudaStream_t{},
+                                 d_seen.get());
+  });
+  CHECK(empty.find(">= 1 block") != std::string::npos);
+  TW_CUDA_CHECK(cudaGetLastError());
+}

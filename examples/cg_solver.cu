@@ -410,23 +410,32 @@ struct device_problem {
   }
 };
 
-template <mode M>
-float run_persistent(device_problem& d, int max_iter, double tol, tilewise::grid::workspace ws, int grid,
-                     solve_info* d_info, solve_info& info) {
+/// Milliseconds between two events around `work()` on the default stream (synchronizes).
+template <class Work>
+float elapsed_ms(Work const& work) {
   cudaEvent_t start, stop;
   CG_CHECK(cudaEventCreate(&start));
   CG_CHECK(cudaEventCreate(&stop));
   CG_CHECK(cudaEventRecord(start));
-  tilewise::launch_cooperative(cg_kernel<M>, tilewise::cooperative_grid{grid}, dim3(block_size), 0, cudaStream_t{}, d.P,
-                               max_iter, tol * tol, d_info, ws);
+  work();
   CG_CHECK(cudaGetLastError());
   CG_CHECK(cudaEventRecord(stop));
   CG_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
   CG_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CG_CHECK(cudaMemcpy(&info, d_info, sizeof info, cudaMemcpyDeviceToHost));
   CG_CHECK(cudaEventDestroy(start));
   CG_CHECK(cudaEventDestroy(stop));
+  return ms;
+}
+
+template <mode M>
+float run_persistent(device_problem& d, int max_iter, double tol, tilewise::grid::workspace ws, int grid,
+                     solve_info* d_info, solve_info& info) {
+  float const ms = elapsed_ms([&] {
+    tilewise::launch_cooperative(cg_kernel<M>, tilewise::cooperative_grid{grid}, dim3(block_size), 0, cudaStream_t{},
+                                 d.P, max_iter, tol * tol, d_info, ws);
+  });
+  CG_CHECK(cudaMemcpy(&info, d_info, sizeof info, cudaMemcpyDeviceToHost));
   return ms;
 }
 
@@ -446,37 +455,17 @@ float run_onchip(device_problem& d, int max_iter, double tol, tilewise::grid::wo
   CG_CHECK(cudaFuncSetAttribute(cg_onchip_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   int const grid = (d.P.n + rows - 1) / rows;
   if (tilewise::max_cooperative_grid(cg_onchip_kernel, dim3(onchip_block), bytes) < grid) return -1.f;
-  grid_out = grid;
-  cudaEvent_t start, stop;
-  CG_CHECK(cudaEventCreate(&start));
-  CG_CHECK(cudaEventCreate(&stop));
-  CG_CHECK(cudaEventRecord(start));
-  tilewise::launch_cooperative(cg_onchip_kernel, tilewise::cooperative_grid{grid}, dim3(onchip_block), bytes,
-                               cudaStream_t{}, d.P, rows, max_iter, tol * tol, d_info, ws);
-  CG_CHECK(cudaGetLastError());
-  CG_CHECK(cudaEventRecord(stop));
-  CG_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CG_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  grid_out       = grid;
+  float const ms = elapsed_ms([&] {
+    tilewise::launch_cooperative(cg_onchip_kernel, tilewise::cooperative_grid{grid}, dim3(onchip_block), bytes,
+                                 cudaStream_t{}, d.P, rows, max_iter, tol * tol, d_info, ws);
+  });
   CG_CHECK(cudaMemcpy(&info, d_info, sizeof info, cudaMemcpyDeviceToHost));
-  CG_CHECK(cudaEventDestroy(start));
-  CG_CHECK(cudaEventDestroy(stop));
   return ms;
 }
 
 float run_host(host_driven& h, int iterations, int parts) {
-  cudaEvent_t start, stop;
-  CG_CHECK(cudaEventCreate(&start));
-  CG_CHECK(cudaEventCreate(&stop));
-  CG_CHECK(cudaEventRecord(start));
-  h.run(iterations, parts);
-  CG_CHECK(cudaEventRecord(stop));
-  CG_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CG_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CG_CHECK(cudaEventDestroy(start));
-  CG_CHECK(cudaEventDestroy(stop));
-  return ms;
+  return elapsed_ms([&] { h.run(iterations, parts); });
 }
 
 int run() {

@@ -8,7 +8,8 @@
 ///   3. thread 0 writes the partial to bank (e & 1), slot `block`, and ws.epochs[block] = e + 1
 ///      (block 0 also advances the epochs of the slots no block of this launch owns);
 ///   4. grid.sync() — the one grid-wide barrier;
-///   5. every block reads the n partials of bank (e & 1) and folds them in block order.
+///   5. every block reads the n partials of bank (e & 1) and folds them in one fixed order (block
+///      order; grid::reduce of ops tilewise knows to commute takes them strided, coalesced).
 /// Why a slot is never overwritten while it is read: call k of a block writes bank k & 1 before
 /// barrier k; the slots of bank k & 1 are read only between barrier k and the reader's arrival at
 /// barrier k + 1; the next write to bank k & 1 (call k + 2) comes after barrier k + 1, which no

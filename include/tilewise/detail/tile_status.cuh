@@ -7,9 +7,10 @@
 /// `volatile`): a reader that sees the tag also sees the value. Records of T <= 4 bytes are one
 /// 64-bit word (a 32-bit tag with the epoch's low 30 bits, and the value), written and read by
 /// single 64-bit accesses. Larger T keep a 64-bit tag per record and their values in two arrays
-/// (one per flag, each written once per launch, before the tag): a 16-byte vector access, which
-/// could hold an 8-byte value with its tag, is not single-copy atomic in the PTX memory model, and
-/// packed 16-byte records did tear on the H200. The epoch (detail::next_epoch) changes every
+/// (one per flag, each written once per launch, before the tag). A 16-byte vector access, which
+/// could hold an 8-byte value with its tag, is not single-copy atomic in the PTX memory model;
+/// 16-byte packed records (tag + value) gave wrong prefixes on the H200 for 1- and 4-byte values
+/// (8-byte values passed; the cause was not pinned down), so no record relies on it. The epoch (detail::next_epoch) changes every
 /// launch, so records of earlier launches and garbage read as "not written yet": temp storage
 /// needs no clearing (a stale packed record could match only if the same temp storage saw 2^30
 /// launches that all left it unwritten).

@@ -1,8 +1,9 @@
 /// @file
 /// @brief grid_bench: the grid scope inside cooperative kernels.
-///  (a) µs per grid::reduce call (int32 plus, a dependent chain of calls in one kernel) against a
-///      bare grid.sync(), block sizes 128..1024, one block per multiprocessor and the largest
-///      co-resident grid; the goal is reduce <= 1.5x sync;
+///  (a) µs per grid::reduce call (a dependent chain of calls in one kernel) against a bare
+///      grid.sync(), block sizes 128..1024, one block per multiprocessor and the largest
+///      co-resident grid; the goal is reduce <= 1.5x sync. Two columns: int32 plus (the counted
+///      arrival word) and float plus (per-block partials, grid.sync(), an in-order fold);
 ///  (b) a persistent single-launch exclusive sum of n int32 held in registers across the one grid
 ///      barrier (read once, write once; grid::exclusive_scan of the per-thread sums) against
 ///      cub::DeviceScan::ExclusiveSum, n = 2^16..2^24 (each size takes the fastest of a few
@@ -41,9 +42,13 @@ constexpr char const* bench_name = "grid_bench";
 
 // ---- device side ---------------------------------------------------------------------------------
 
-enum class chain { sync, reduce, scan, compact };
+enum class chain { sync, reduce, reduce_float, scan, compact };
 constexpr char const* chain_name(chain c) {
-  return c == chain::sync ? "grid.sync" : c == chain::reduce ? "grid::reduce" : c == chain::scan ? "grid::exclusive_scan" : "grid::compact";
+  return c == chain::sync           ? "grid.sync"
+         : c == chain::reduce       ? "grid::reduce"
+         : c == chain::reduce_float ? "grid::reduce<float>"
+         : c == chain::scan         ? "grid::exclusive_scan"
+                                    : "grid::compact";
 }
 
 /// `reps` dependent calls; the value fed back is one LOP3 away from the result. Launch bounds ask
@@ -52,10 +57,12 @@ constexpr char const* chain_name(chain c) {
 template <chain C, unsigned B>
 __global__ void __launch_bounds__(B, 2048 / B) chain_kernel(int const* in, int* out, int reps, tilewise::grid::workspace ws) {
   using reduce_t  = tilewise::grid::reduce<int, B>;
+  using reduce_f  = tilewise::grid::reduce<float, B>;
   using scan_t    = tilewise::grid::exclusive_scan<int, B>;
   using compact_t = tilewise::grid::compact<B>;
   __shared__ union storage {
     typename reduce_t::temp_storage r;
+    typename reduce_f::temp_storage f;
     typename scan_t::temp_storage s;
     typename compact_t::temp_storage c;
   } tmp;
@@ -71,6 +78,8 @@ __global__ void __launch_bounds__(B, 2048 / B) chain_kernel(int const* in, int* 
       r = v;
     } else if constexpr (C == chain::reduce) {
       r = reduce_t{tmp.r}(grid, v, cuda::std::plus<int>{}, ws);
+    } else if constexpr (C == chain::reduce_float) {
+      r = int(reduce_f{tmp.f}(grid, float(v), cuda::std::plus<float>{}, ws));
     } else if constexpr (C == chain::scan) {
       r = scan_t{tmp.s}(grid, v, cuda::std::plus<int>{}, 0, ws);
     } else {
@@ -160,6 +169,7 @@ void chains(context& c, std::vector<chain> const& which) {
     for (chain ch : which) {
       k.push_back(ch == chain::sync     ? chain_kernel<chain::sync, B>
                   : ch == chain::reduce ? chain_kernel<chain::reduce, B>
+                  : ch == chain::reduce_float ? chain_kernel<chain::reduce_float, B>
                   : ch == chain::scan   ? chain_kernel<chain::scan, B>
                                         : chain_kernel<chain::compact, B>);
       if (tilewise::max_cooperative_grid(k.back(), dim3(B)) < blocks) k.back() = nullptr;
@@ -296,10 +306,11 @@ int run(int argc, char** argv) {
     c.csv = open_csv(bench_name, c.opt.csv);
     std::fprintf(c.csv, "case,variant,block,blocks,n_or_items...,us,ratio_or_baseline\n");
   }
-  std::printf("# %s on %s (%d SMs)\n\n(a) us per call: grid::reduce (int32 plus) vs a bare grid.sync(); goal <= 1.5x\n\n",
+  std::printf("# %s on %s (%d SMs)\n\n(a) us per call: grid::reduce vs a bare grid.sync(); goal <= 1.5x\n\n",
               bench_name, prop.name, c.sms);
-  std::printf("| block | blocks | grid.sync us | grid::reduce us | ratio |\n|---|---|---|---|---|\n");
-  std::vector<chain> const a{chain::sync, chain::reduce};
+  std::printf("| block | blocks | grid.sync us | reduce int32 sum us | ratio | reduce float sum us | ratio |\n"
+              "|---|---|---|---|---|---|---|\n");
+  std::vector<chain> const a{chain::sync, chain::reduce, chain::reduce_float};
   chains<128>(c, a);
   chains<256>(c, a);
   chains<512>(c, a);

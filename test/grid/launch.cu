@@ -1,7 +1,9 @@
 // Grid scope under stress and tilewise::launch_cooperative on a GPU:
 // - 10,000 grid::reduce calls back to back in one kernel (sum and max alternating), each result
 //   checked in the kernel against its known value, failures counted; fewer calls when
-//   TILEWISE_TEST_SEEDS is below its default (the compute-sanitizer runs);
+//   TILEWISE_TEST_SEEDS is below its default (the compute-sanitizer runs: 500); in int64 (partials and
+//   grid.sync() for both ops) and in uint32 (sums through the counted arrival word, wrapping
+//   past 2^32, alternating with max through the partials);
 // - one workspace reused by launches of different grid sizes (its epochs stay in step);
 // - two cooperative kernels on two streams at once, each with its own workspace;
 // - launch_cooperative: the default grid is occupancy x multiprocessors (computed here with the
@@ -25,22 +27,23 @@ namespace cg = cooperative_groups;
 namespace {
 
 /// `calls` reductions: call k reduces v = k + rank + offset over the grid, with plus (k even:
-/// expected N k + N (N - 1) / 2 + N offset) or max (k odd: k + N - 1 + offset).
-template <unsigned B>
+/// expected N k + N (N - 1) / 2 + N offset, wrapping in T) or max (k odd: k + N - 1 + offset).
+template <class T, unsigned B>
 __global__ void __launch_bounds__(B) many_reduce_kernel(int calls, long long offset, unsigned long long* failures,
                                                         tilewise::grid::workspace ws) {
-  using grid_reduce = tilewise::grid::reduce<long long, B>;
+  using grid_reduce = tilewise::grid::reduce<T, B>;
   __shared__ typename grid_reduce::temp_storage tmp;
   auto const grid   = cg::this_grid();
-  long long const r = (long long)grid.thread_rank();
-  long long const N = (long long)grid.size();
+  T const r         = T(grid.thread_rank());
+  T const N         = T(grid.size());
   unsigned long long bad = 0;
   for (int k = 0; k < calls; ++k) {
-    long long const v = k + r + offset;
+    T const v = T(k) + r + T(offset);
     if (k % 2 == 0) {
-      bad += grid_reduce{tmp}(grid, v, cuda::std::plus<>{}, ws) != N * k + N * (N - 1) / 2 + N * offset;
+      T const triangle = N % 2 == 0 ? T(N / 2 * (N - 1)) : T(N * ((N - 1) / 2));  // N (N - 1) / 2, wrapping in T
+      bad += grid_reduce{tmp}(grid, v, cuda::std::plus<>{}, ws) != T(N * T(k) + triangle + N * T(offset));
     } else {
-      bad += grid_reduce{tmp}(grid, v, cuda::maximum<>{}, ws) != k + N - 1 + offset;
+      bad += grid_reduce{tmp}(grid, v, cuda::maximum<>{}, ws) != T(T(k) + N - 1 + T(offset));
     }
   }
   if (bad != 0) {
@@ -50,11 +53,12 @@ __global__ void __launch_bounds__(B) many_reduce_kernel(int calls, long long off
 
 constexpr unsigned many_block = 256;
 
-int many_calls() { return seeds() >= 8 ? 10000 : 1250 * seeds(); }
+int many_calls() { return seeds() >= 8 ? 10000 : 250 * seeds(); }  // sanitizer runs: 500 calls per case
 
+template <class T = long long>
 unsigned long long run_many(int blocks, int calls, long long offset, tilewise::grid::workspace ws, cudaStream_t s,
                             unsigned long long* d_failures) {
-  int const g = tilewise::launch_cooperative(many_reduce_kernel<many_block>, tilewise::cooperative_grid{blocks},
+  int const g = tilewise::launch_cooperative(many_reduce_kernel<T, many_block>, tilewise::cooperative_grid{blocks},
                                              dim3(many_block), 0, s, calls, offset, d_failures, ws);
   TW_CUDA_CHECK(cudaGetLastError());
   return (unsigned long long)g;
@@ -80,32 +84,38 @@ __global__ void grid_size_kernel(unsigned* blocks_seen) {
 
 }  // namespace
 
-TEST_CASE("grid::reduce: 10,000 calls back to back in one kernel, each checked in the kernel") {
-  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<many_block>, dim3(many_block));
-  auto const ws = tilewise::grid::make_workspace<long long>(max);
+TEST_CASE_TEMPLATE("grid::reduce: 10,000 calls back to back in one kernel, each checked in the kernel", T, long long,
+                   unsigned) {
+  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<T, many_block>, dim3(many_block));
+  auto const ws = tilewise::grid::make_workspace<T>(max);
   device_buffer<unsigned long long> d_failures(1);
   TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
   int const calls = many_calls();
-  run_many(max, calls, 0, ws.get(), cudaStream_t{}, d_failures.get());
-  TW_CHECK_LAUNCH();
-  INFO(calls << " calls on " << max << " blocks of " << many_block);
-  CHECK(d_failures.download()[0] == 0);
+  // uint32: offset 2^31 makes every sum wrap; small grids too
+  for (int blocks : {max, 1, 7}) {
+    TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
+    run_many<T>(blocks, calls, sizeof(T) == 4 ? (1ll << 31) + 12345 : 0, ws.get(), cudaStream_t{}, d_failures.get());
+    TW_CHECK_LAUNCH();
+    INFO(calls << " calls on " << blocks << " blocks of " << many_block);
+    CHECK(d_failures.download()[0] == 0);
+  }
 }
 
-TEST_CASE("grid::reduce: one workspace, launches of different grid sizes and odd call counts") {
-  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<many_block>, dim3(many_block));
-  auto const ws = tilewise::grid::make_workspace<long long>(max);
+TEST_CASE_TEMPLATE("grid::reduce: one workspace, launches of different grid sizes and odd call counts", T, long long,
+                   unsigned) {
+  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<T, many_block>, dim3(many_block));
+  auto const ws = tilewise::grid::make_workspace<T>(max);
   device_buffer<unsigned long long> d_failures(1);
   TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
   for (int blocks : {max, (max + 1) / 2, 1, max, 3 < max ? 3 : max, max}) {
-    run_many(blocks, 7, blocks, ws.get(), cudaStream_t{}, d_failures.get());  // 7: the bank parity changes
+    run_many<T>(blocks, 7, blocks, ws.get(), cudaStream_t{}, d_failures.get());  // 7: the bank parity changes
   }
   TW_CHECK_LAUNCH();
   CHECK(d_failures.download()[0] == 0);
 }
 
 TEST_CASE("grid::reduce: two cooperative kernels on two streams at once, separate workspaces") {
-  int const max    = tilewise::max_cooperative_grid(many_reduce_kernel<many_block>, dim3(many_block));
+  int const max    = tilewise::max_cooperative_grid(many_reduce_kernel<long long, many_block>, dim3(many_block));
   int const blocks = max / 2 > 0 ? max / 2 : 1;  // both grids can be resident together
   auto const ws_a  = tilewise::grid::make_workspace<long long>(blocks);
   auto const ws_b  = tilewise::grid::make_workspace<long long>(blocks);

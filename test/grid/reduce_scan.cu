@@ -1,8 +1,8 @@
 // grid::reduce and grid::exclusive_scan against float64 / exact host references and CUB
 // (DeviceReduce::Sum, DeviceScan::ExclusiveScan for int32): grids of 1 block, 3 blocks and the
 // largest co-resident grid, block sizes 64..1024, W in {8, 16, 32}; int32, int64 (an operator
-// without a known identity), float, double, and 2x2 matrices under the (non-commutative)
-// product. Each kernel makes two rounds of reduce + scan back to back on one workspace; every
+// without a known identity), float, double, 2x2 matrices under the (non-commutative) product,
+// and 4-byte affine maps under (non-commutative) composition. Each kernel makes two rounds of reduce + scan back to back on one workspace; every
 // thread's reduce result must be bitwise the same; outputs are poisoned first.
 #include <cooperative_groups.h>
 
@@ -154,4 +154,11 @@ TEST_CASE("grid::reduce / exclusive_scan: 16-byte 2x2 matrices, non-commutative 
   check_shape<mat2, mat2_mul, 256, 32>();
   check_shape<mat2, mat2_mul, 64, 8>();
   check_shape<mat2, mat2_mul, 1024, 16>();
+}
+
+// 4 bytes, not commutative: on the largest grids (>= reduce::last_block_min_blocks blocks) one
+// block folds the partials, in block order, and publishes the result word.
+TEST_CASE("grid::reduce / exclusive_scan: 4-byte affine maps, non-commutative composition") {
+  check_shape<aff16, aff16_then, 256, 32>();
+  check_shape<aff16, aff16_then, 128, 16>();
 }

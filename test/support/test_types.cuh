@@ -56,6 +56,18 @@ struct mat2_mul {
   }
 };
 
+/// Affine maps t -> a t + b on uint16 (mod 2^16) under composition "x, then y": associative,
+/// not commutative, 4 bytes (values of at most 4 bytes take their own paths in grid::reduce).
+struct aff16 {
+  std::uint16_t a, b;
+  friend bool operator==(aff16 const&, aff16 const&) = default;
+};
+struct aff16_then {
+  __host__ __device__ aff16 operator()(aff16 const& x, aff16 const& y) const {
+    return {std::uint16_t(unsigned(x.a) * y.a), std::uint16_t(unsigned(x.b) * y.a + y.b)};
+  }
+};
+
 /// A user-defined commutative operator on integers the library cannot recognise (generic path).
 struct user_plus {
   template <class T>
@@ -83,6 +95,11 @@ s24 random_value(Rng& rng, tag<s24>) {
   s.u = u(rng);
   s.f = float(d(rng));
   return s;
+}
+template <class Rng>
+aff16 random_value(Rng& rng, tag<aff16>) {
+  std::uniform_int_distribution<unsigned> d(0, 0xFFFF);
+  return {std::uint16_t(d(rng) | 1u), std::uint16_t(d(rng))};  // odd a: products never vanish
 }
 template <class Rng>
 mat2 random_value(Rng& rng, tag<mat2>) {
@@ -134,7 +151,7 @@ inline constexpr bool exact_v = !std::is_floating_point_v<T> && !std::is_same_v<
 
 /// Whether the operator commutes (CUB's reductions are only compared for commutative ops).
 template <class Op>
-inline constexpr bool commutative_v = !std::is_same_v<Op, mat2_mul>;
+inline constexpr bool commutative_v = !std::is_same_v<Op, mat2_mul> && !std::is_same_v<Op, aff16_then>;
 
 /// Cooperative Groups' functors are device-only: the host reference uses libcu++'s equivalents.
 template <class Op>
@@ -179,9 +196,10 @@ char const* name_of() {
   else if constexpr (std::is_same_v<T, s12>) return "s12";
   else if constexpr (std::is_same_v<T, s24>) return "s24";
   else if constexpr (std::is_same_v<T, mat2>) return "mat2";
+  else if constexpr (std::is_same_v<T, aff16>) return "aff16";
   else return "?";
 }
 
-static_assert(sizeof(s12) == 12 && sizeof(s24) == 24 && sizeof(mat2) == 16);
+static_assert(sizeof(s12) == 12 && sizeof(s24) == 24 && sizeof(mat2) == 16 && sizeof(aff16) == 4);
 
 }  // namespace tw_test

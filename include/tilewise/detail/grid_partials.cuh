@@ -6,7 +6,8 @@
 ///   1. every thread reads its block's epoch e = ws.epochs[block] (one word, shared by the block);
 ///   2. the block computes its partial (a block-scope reduce or scan, with its own barriers);
 ///   3. thread 0 writes the partial to bank (e & 1), slot `block`, and ws.epochs[block] = e + 1
-///      (block 0 also advances the epochs of the slots no block of this launch owns);
+///      (block 0 also advances the epochs of the slots no block of this launch owns, and zeroes
+///      arrival word (e + 1) & 3, see below; grid::reduce writes ws.epochs[block] after step 4);
 ///   4. grid.sync() — the one grid-wide barrier;
 ///   5. every block reads the n partials of bank (e & 1) and folds them in one fixed order (block
 ///      order; grid::reduce of ops tilewise knows to commute takes them strided, coalesced).
@@ -16,9 +17,18 @@
 /// block passes before every block has arrived there, i.e. finished reading. grid.sync() is the
 /// fence (release before, acquire after, through thread 0 of each block and the block barriers
 /// around it), so the reads after barrier k see every write made before it.
+/// The arrival ring (grid::reduce without grid.sync(): counted sums add to word e & 3 and spin on
+/// it until every block has arrived; on large grids the last block to count itself in on word
+/// e & 3 folds the partials and publishes the result in result word e & 1, tagged with e + 1, on
+/// which the other blocks spin): call e's block 0 zeroes word (e + 1) & 3
+/// before its own arrival at call e's barrier, so the zero is ordered before every arrival of call
+/// e + 1 (which comes after that barrier). Word (e + 1) & 3 was last used by call e - 3, whose
+/// readers all finished before arriving at barrier e - 2, which block 0 has passed.
+/// A result word is rewritten (call e + 2, tag e + 3) only after every block has arrived at call
+/// e + 1, i.e. has finished spinning on it for call e.
 /// Why the epoch is safe to update: every thread of the block reads it in step 1, before the
 /// block barrier of step 2, and thread 0 writes it after that barrier; the next call reads it after
-/// barrier k. All blocks start a launch with equal epochs (make_workspace zeroes them, and every
+/// the block barrier that ends this call. All blocks start a launch with equal epochs (make_workspace zeroes them, and every
 /// call advances all `ws.blocks` of them by one), so all agree on the bank.
 #pragma once
 
@@ -29,6 +39,7 @@
 #include <cstdio>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/functional.cuh>
 #include <tilewise/grid/workspace.cuh>
 
 namespace tilewise::detail {
@@ -92,19 +103,60 @@ struct grid_call {
     return reinterpret_cast<T*>(ws.slots + std::size_t(epoch & 1u) * ws.blocks * ws.slot_bytes);
   }
 
-  /// Step 3. Call after a block barrier that follows every thread's construction of this object.
+  /// Arrival word of this call (ring of 4) and result word (2), each on its own 128-byte line.
+  TILEWISE_DEVICE unsigned long long* arrival_word() const {
+    return ws.lines + (epoch % 4) * (grid::workspace_owner::line_bytes / sizeof(unsigned long long));
+  }
+  TILEWISE_DEVICE unsigned long long* result_word() const {
+    return ws.lines + (4 + (epoch & 1u)) * (grid::workspace_owner::line_bytes / sizeof(unsigned long long));
+  }
+
+  /// Step 3 but the epoch: the partial to the bank, then prepare_next(). Every thread calls it,
+  /// after a block barrier that follows every thread's construction of this object.
   TILEWISE_DEVICE void publish(T const& partial) const {
     if (rank == 0) {
       bank()[block] = partial;
-      ws.epochs[block] = epoch + 1;
     }
-    if (block == 0) {  // slots no block of this launch owns keep pace (nobody reads them now)
-      for (unsigned j = blocks + rank; j < ws.blocks; j += BlockSize) {
+    prepare_next();
+  }
+
+  /// Block 0 zeroes the arrival word of the next call and moves on the epochs of the slots no
+  /// block of this launch owns. Every thread calls it, before this call's grid-wide barrier (on
+  /// thread 0 of block 0, before its arrival), after a block barrier that follows every thread's
+  /// construction of this object.
+  TILEWISE_DEVICE void prepare_next() const {
+    if (block == 0) {
+      if (rank == 0) {
+        ws.lines[((epoch + 1) % 4) * (grid::workspace_owner::line_bytes / sizeof(unsigned long long))] = 0;
+      }
+      for (unsigned j = blocks + rank; j < ws.blocks; j += BlockSize) {  // nobody reads them now
         ws.epochs[j] = epoch + 1;
       }
     }
   }
+
+  /// Thread 0 moves the block's epoch on. Call it after a block barrier that follows every
+  /// thread's construction of this object and before a block barrier that precedes the return.
+  /// grid::reduce calls it after its grid-wide wait: the store then leaves the epoch in this
+  /// multiprocessor's L1 (the acquire of the wait invalidated L1), so the next call reads it from
+  /// there instead of paying an L2 round trip on its critical path.
+  TILEWISE_DEVICE void commit() const {
+    if (rank == 0) {
+      ws.epochs[block] = epoch + 1;
+    }
+  }
 };
+
+/// grid::reduce of integer sums of at most 32 bits: one 64-bit arrival word carries both the count
+/// of blocks arrived (bits 46..63) and the sum of their partials taken as 32-bit unsigned values
+/// (bits 0..45: exact for up to 2^14 - 1 blocks, far more than any GPU holds at once). One atomic
+/// add per block is the arrival and the reduction; the word that tells a block everybody arrived
+/// also holds the sum, whose low bits are the wrapped result.
+template <class Op, class T>
+inline constexpr bool counted_sum = cuda::std::is_integral_v<T> && !cuda::std::is_same_v<T, bool> &&
+                                    sizeof(T) <= 4 && kind_v<Op, T> == op_kind::plus;
+inline constexpr unsigned counted_shift      = 46;
+inline constexpr unsigned counted_max_blocks = (1u << (counted_shift - 32)) - 1;  // N (2^32 - 1) < 2^46
 
 /// The chunk of the partials that thread `rank` folds after the barrier: [first, first + count).
 /// Chunks are contiguous and in thread order, so the block reduction of the chunk folds combines

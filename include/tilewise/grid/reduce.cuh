@@ -2,18 +2,34 @@
 /// @brief grid::reduce: the reduction of one value per thread over a whole cooperative grid,
 ///        every thread getting the result; one grid-wide barrier per call, back-to-back calls safe.
 ///
-/// How (detail/grid_partials.cuh has the memory-ordering argument):
-///   each warp reduces its values, thread 0 folds the warp totals (one block barrier) and writes
-///   the block partial to the workspace bank chosen by the block's epoch -> grid.sync() -> every
-///   block reads all partials (ops tilewise knows to commute: coalesced, thread t takes partials
-///   t, t + BlockSize, ...; other ops: thread t folds a contiguous chunk), each warp reduces its
-///   threads' values, and every thread folds the warp totals (one more block barrier).
-/// Every block combines the same partials in the same order, so every thread of the grid gets
-/// bitwise the same result (deterministic for floating point) and op need not commute (for ops
-/// without a known identity the order is grid thread_rank order).
+/// How (detail/grid_partials.cuh has the memory-ordering argument): each warp reduces its values
+/// and thread 0 folds the warp totals into the block's partial (one block barrier); then one of
+/// three ways, fastest first:
+///   - integer sums of at most 32 bits (plus on int, unsigned, int8 ...): thread 0 adds
+///     {1 block, its partial} to the call's 64-bit arrival word with one atomic (release) and
+///     spins on it (acquire) until all blocks have arrived; the word then holds the sum
+///     (detail::counted_sum). Integer addition is exact, so the result is the same bits. On
+///     grids of at least `last_block_min_blocks` blocks the block whose add completes the count
+///     publishes the sum in a result word, on which the others spin instead.
+///   - other values of at most 4 bytes on grids of at least `last_block_min_blocks` blocks:
+///     thread 0 writes the partial to the workspace and counts the block in on the arrival word;
+///     the block that arrives last folds all partials (as below) and publishes the result in one
+///     64-bit word with a tag, on which the other blocks' thread 0 spins. One block reads the n
+///     partials instead of every block: on large grids that L2 traffic is what costs.
+///   - otherwise: the partial goes to the workspace bank chosen by the block's epoch ->
+///     grid.sync() -> every block folds all partials.
+/// The fold of the partials: ops tilewise knows to commute take them coalesced (thread t takes
+/// partials t, t + BlockSize, ...), other ops by contiguous chunks in block order; each warp
+/// reduces its threads' values and every thread folds the warp totals (one more block barrier).
+/// Each way combines the partials in one fixed order for a given grid size, so every thread of the
+/// grid gets bitwise the same result, run after run (deterministic for floating point), and op
+/// need not commute (for ops without a known identity the order is grid thread_rank order).
 #pragma once
 
 #include <cooperative_groups.h>
+
+#include <cuda/atomic>
+#include <cuda/std/type_traits>
 
 #include <tilewise/detail/block_exchange.cuh>
 #include <tilewise/detail/config.cuh>
@@ -37,9 +53,12 @@ namespace cg = cooperative_groups;
 ///       `using grid_reduce = tilewise::grid::reduce<double, 256>;`
 ///       `__shared__ grid_reduce::temp_storage tmp;`
 ///       `double s = grid_reduce{tmp}(cg::this_grid(), v, cuda::std::plus<>{}, ws);`
-/// @note Requires a cooperative launch (tilewise::launch_cooperative): grid.sync() in an ordinary
+/// @note Requires a cooperative launch (tilewise::launch_cooperative): a grid barrier in an ordinary
 ///       launch of more blocks than fit at once hangs. Collective: every thread of the grid calls
-///       it, with the same op and workspace. One grid.sync() per call, plus two block barriers.
+///       it, with the same op and workspace. One grid-wide barrier per call (grid.sync(), or the
+///       arrival and result words), plus two to four block barriers. Like grid.sync(), a call
+///       orders memory: writes made before it by any thread of the grid are visible to every
+///       thread after it.
 ///       Back-to-back calls (also of grid::exclusive_scan / grid::compact on the same workspace
 ///       and temp_storage) need no synchronization in between. The workspace is passed by value;
 ///       its state lives in device memory.
@@ -54,7 +73,15 @@ class reduce {
   struct temp_storage {
     alignas(16) unsigned char before[warps * sizeof(T)];  ///< warp totals before the grid barrier
     alignas(16) unsigned char after[warps * sizeof(T)];   ///< warp totals of the partials after it
+    unsigned last;                                        ///< this block arrived last (last-block way)
   };
+
+  /// Grids of at least this many blocks spin on a result word published by the last block to
+  /// arrive: values of at most 4 bytes that are not counted sums take the last-block way, counted
+  /// sums their published form (measured on the H200 by bench/grid_bench: from about 4 blocks per
+  /// multiprocessor on, one block reading the partials beats every block reading them, and
+  /// spinning on the arrival word slows the arrivals).
+  static constexpr unsigned last_block_min_blocks = 512;
 
   TILEWISE_DEVICE explicit reduce(temp_storage& storage) : storage_(storage) {}
 
@@ -63,21 +90,41 @@ class reduce {
   /// @param op   associative binary functor (commutativity not needed)
   /// @param ws   the workspace made for this launch (grid::make_workspace)
   /// @return the reduction, on every thread of the grid (bitwise identical everywhere)
-  /// @note Collective over the grid; syncs the grid once (grid.sync()) and the block twice.
+  /// @note Collective over the grid: one grid-wide barrier (grid.sync() or its equivalent on the
+  ///       workspace's arrival words) and two to four block barriers.
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::grid_group const& grid, T v, Op op, workspace ws) {
-    detail::grid_call<T, BlockSize> call(grid, ws);
-    detail::converged_lanes<32> const lanes;
-    unsigned const warp = call.rank / 32;
-    T* const before     = reinterpret_cast<T*>(storage_.before);
-    T* const after      = reinterpret_cast<T*>(storage_.after);
-
-    // The block's partial, on thread 0 only (it alone publishes): one block barrier.
-    T const w = detail::reduce_lanes(lanes, v, op);  // in lane order
-    if (lanes.rank == 0) {
-      before[warp] = w;
+    detail::grid_call<T, BlockSize> const call(grid, ws);
+    T const partial = block_partial(call, v, op);  // on thread 0; one block barrier
+    if constexpr (detail::counted_sum<Op, T>) {
+      if (call.blocks <= detail::counted_max_blocks) {  // uniform over the grid
+        return counted(call, partial);
+      }
     }
-    __syncthreads();
+    if constexpr (sizeof(T) <= 4) {
+      if (call.blocks >= last_block_min_blocks) {  // uniform over the grid
+        return last_block(call, partial, op);
+      }
+    }
+    call.publish(partial);
+    grid.sync();
+    call.commit();  // see grid_call::commit: after the wait, the next call finds the epoch in L1
+    return fold_bank(call, op);
+  }
+
+ private:
+  using word_t = unsigned long long;
+
+  /// The block's partial, on thread 0 only (it alone publishes): one block barrier.
+  template <class Op>
+  TILEWISE_DEVICE T block_partial(detail::grid_call<T, BlockSize> const& call, T v, Op& op) {
+    detail::converged_lanes<32> const lanes;
+    T* const before = reinterpret_cast<T*>(storage_.before);
+    T const w       = detail::reduce_lanes(lanes, v, op);  // in lane order
+    if (lanes.rank == 0) {
+      before[call.rank / 32] = w;
+    }
+    __syncthreads();  // also orders every thread's earlier writes before thread 0's release
     T partial{};
     if (call.rank == 0) {
       T x[warps];
@@ -87,10 +134,16 @@ class reduce {
       }
       partial = detail::tree_fold<0, warps>(x, op);
     }
-    call.publish(partial);
-    grid.sync();
+    return partial;
+  }
 
-    // Every block folds all partials the same way: one block barrier.
+  /// Every thread of the block folds the n partials of the call's bank, in one fixed order: one
+  /// block barrier; the result on every thread.
+  template <class Op>
+  TILEWISE_DEVICE T fold_bank(detail::grid_call<T, BlockSize> const& call, Op& op) {
+    detail::converged_lanes<32> const lanes;
+    unsigned const warp = call.rank / 32;
+    T* const after      = reinterpret_cast<T*>(storage_.after);
     T const* const bank = call.bank();
     unsigned const n    = call.blocks;
     unsigned holding_warps;  // warps whose totals take part
@@ -137,7 +190,83 @@ class reduce {
     return detail::prefix_fold<warps>(x, holding_warps, op).value;
   }
 
- private:
+  /// Integer sums of at most 32 bits: the block's partial and its arrival are one atomic add to
+  /// the arrival word of this call (detail::counted_sum), which also carries the result back.
+  /// Small grids spin on that word; on grids of at least last_block_min_blocks blocks the spinning
+  /// would slow the atomics on the same line, so the block whose add completes the count (its
+  /// atomic returns the final word) publishes the sum in the result word, and the others spin there.
+  TILEWISE_DEVICE T counted(detail::grid_call<T, BlockSize> const& call, T partial) {
+    using bits_t   = cuda::std::make_unsigned_t<T>;
+    T* const after = reinterpret_cast<T*>(storage_.after);
+    call.prepare_next();  // on thread 0 of block 0: the next call's word, zeroed before this arrival
+    if (call.rank == 0) {
+      cuda::atomic_ref<word_t, cuda::thread_scope_device> word(*call.arrival_word());
+      word_t const add = (word_t(1) << detail::counted_shift) + word_t(bits_t(partial));
+      word_t const all = word_t(call.blocks) << detail::counted_shift;  // the sum bits stay below 2^46
+      word_t seen;
+      if (call.blocks < last_block_min_blocks) {
+        word.fetch_add(add, cuda::std::memory_order_release);
+        do {
+          seen = word.load(cuda::std::memory_order_acquire);
+        } while (seen < all);
+      } else {
+        cuda::atomic_ref<word_t, cuda::thread_scope_device> result(*call.result_word());
+        word_t const tag = word_t(call.epoch + 1u) << 32;
+        seen             = word.fetch_add(add, cuda::std::memory_order_acq_rel) + add;
+        if (seen >= all) {  // the last arrival: acquired every block's release
+          result.store(tag | (seen & 0xFFFFFFFFu), cuda::std::memory_order_release);
+        } else {
+          do {
+            seen = result.load(cuda::std::memory_order_acquire);
+          } while ((seen & ~word_t(0xFFFFFFFFu)) != tag);
+        }
+      }
+      call.commit();
+      after[0] = T(bits_t(seen));  // the sum modulo 2^(8 sizeof(T)): wrapping integer addition
+    }
+    __syncthreads();
+    return after[0];
+  }
+
+  /// Values of at most 4 bytes on large grids: the last block to arrive folds the partials and
+  /// publishes the result, tagged with epoch + 1, in the call's result word.
+  template <class Op>
+  TILEWISE_DEVICE T last_block(detail::grid_call<T, BlockSize> const& call, T partial, Op& op) {
+    T* const after = reinterpret_cast<T*>(storage_.after);
+    call.prepare_next();
+    if (call.rank == 0) {
+      call.bank()[call.block] = partial;
+      cuda::atomic_ref<word_t, cuda::thread_scope_device> count(*call.arrival_word());
+      // acq_rel: releases this block's writes; the last block acquires everybody's
+      storage_.last = count.fetch_add(1, cuda::std::memory_order_acq_rel) == call.blocks - 1;
+    }
+    __syncthreads();
+    cuda::atomic_ref<word_t, cuda::thread_scope_device> result(*call.result_word());
+    word_t const tag = word_t(call.epoch + 1u) << 32;
+    if (storage_.last) {  // uniform over the block
+      T const r = fold_bank(call, op);
+      if (call.rank == 0) {
+        unsigned bits = 0;
+        __builtin_memcpy(&bits, &r, sizeof(T));
+        result.store(tag | bits, cuda::std::memory_order_release);
+        call.commit();
+      }
+      __syncthreads();  // the epoch store before the block's next call
+      return r;
+    }
+    if (call.rank == 0) {
+      word_t seen;
+      do {
+        seen = result.load(cuda::std::memory_order_acquire);
+      } while ((seen & ~word_t(0xFFFFFFFFu)) != tag);
+      call.commit();
+      unsigned const bits = unsigned(seen);
+      __builtin_memcpy(&after[0], &bits, sizeof(T));
+    }
+    __syncthreads();
+    return after[0];
+  }
+
   temp_storage& storage_;
 };
 

@@ -79,6 +79,7 @@ struct grid_scan {
     }
     call.publish(aggregate);
     grid.sync();  // also a block barrier: warp_last is visible to the block
+    call.commit();  // the block reduce below has a block barrier before any thread returns
     bool const first_thread = call.rank == 0;
     T const before_in_block = lane > 0 ? up : (warp > 0 ? s.warp_last()[warp - 1] : up);
 

@@ -5,7 +5,10 @@
 /// Layout (one cudaMalloc): two banks of `blocks` partial slots of `slot_bytes` each (a grid
 /// primitive's per-block partials, double-buffered), then `blocks` epoch counters (one per
 /// block: how many grid primitives that block has called on this workspace, its low bit picks
-/// the bank). See grid/reduce.cuh for why the epochs make back-to-back calls safe.
+/// the bank), then 6 cache lines of grid::reduce's arrival words (a ring of 4: epoch & 3 picks
+/// one) and result words (2: epoch & 1), one word per 128-byte line so that the blocks hammering
+/// one word do not slow the others. See detail/grid_partials.cuh for why the epochs make
+/// back-to-back calls safe.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -27,6 +30,7 @@ namespace tilewise::grid {
 struct workspace {
   unsigned char* slots = nullptr;  ///< 2 banks x `blocks` slots of `slot_bytes`
   unsigned* epochs     = nullptr;  ///< `blocks` per-block call counters
+  unsigned long long* lines = nullptr;  ///< 4 arrival words then 2 result words, 128 bytes apart
   unsigned blocks      = 0;        ///< largest grid (blocks) it serves
   unsigned slot_bytes  = 0;        ///< largest sizeof(T) it serves (a multiple of 16)
 };
@@ -52,10 +56,18 @@ class workspace_owner {
   workspace get() const noexcept { return ws_; }
   operator workspace() const noexcept { return ws_; }  // NOLINT: a launch argument converts implicitly
   /// Device bytes held.
-  std::size_t bytes() const noexcept { return bytes_of(ws_.blocks, ws_.slot_bytes); }
+  std::size_t bytes() const noexcept { return ws_.slots != nullptr ? bytes_of(ws_.blocks, ws_.slot_bytes) : 0; }
+
+  static constexpr unsigned line_bytes = 128;  ///< one arrival or result word per cache line
+  static constexpr unsigned line_count = 6;    ///< 4 arrival words, 2 result words
 
   static std::size_t bytes_of(unsigned blocks, unsigned slot_bytes) noexcept {
-    return 2 * std::size_t(blocks) * slot_bytes + std::size_t(blocks) * sizeof(unsigned);
+    return lines_offset(blocks, slot_bytes) + line_count * line_bytes;
+  }
+  /// Byte offset of the arrival and result lines: after the epochs, at a 128-byte boundary.
+  static std::size_t lines_offset(unsigned blocks, unsigned slot_bytes) noexcept {
+    return (2 * std::size_t(blocks) * slot_bytes + std::size_t(blocks) * sizeof(unsigned) + line_bytes - 1) /
+           line_bytes * line_bytes;
   }
 
  private:
@@ -71,7 +83,7 @@ class workspace_owner {
 
 /// @brief Allocates the scratch of the grid primitives for launches of up to `blocks` blocks
 ///        and values of up to `max_value_bytes` bytes (`sizeof(T)` of every T used), and zeroes
-///        its epoch counters.
+///        its epoch counters, arrival and result words.
 /// @param blocks          the grid size of the launch (e.g. launch_cooperative's or
 ///                        tilewise::max_cooperative_grid's result), >= 1
 /// @param max_value_bytes the largest sizeof(T) passed to a grid primitive, 1 .. 2^20
@@ -101,9 +113,11 @@ inline workspace_owner make_workspace(int blocks, std::size_t max_value_bytes, c
                              " bytes failed: " + cudaGetErrorString(e));
   }
   ws.slots  = static_cast<unsigned char*>(p);
-  ws.epochs = reinterpret_cast<unsigned*>(ws.slots + 2 * std::size_t(ws.blocks) * ws.slot_bytes);
-  owner.ws_ = ws;
-  e         = cudaMemsetAsync(ws.epochs, 0, std::size_t(ws.blocks) * sizeof(unsigned), stream);
+  ws.epochs   = reinterpret_cast<unsigned*>(ws.slots + 2 * std::size_t(ws.blocks) * ws.slot_bytes);
+  ws.lines    = reinterpret_cast<unsigned long long*>(ws.slots + workspace_owner::lines_offset(ws.blocks, ws.slot_bytes));
+  owner.ws_   = ws;
+  std::size_t const counters = n - 2 * std::size_t(ws.blocks) * ws.slot_bytes;  // epochs, padding, lines
+  e = cudaMemsetAsync(ws.epochs, 0, counters, stream);
   if (e != cudaSuccess) {
     throw std::runtime_error(std::string("tilewise::grid::make_workspace: cudaMemsetAsync failed: ") +
                              cudaGetErrorString(e));

@@ -34,9 +34,9 @@ template <unsigned B, unsigned I>
 struct scan_shape {
   static constexpr unsigned block = B, items = I;
 };
-template <unsigned B, unsigned U>
+template <unsigned B, unsigned U, unsigned Waves = 1>
 struct reduce_shape {
-  static constexpr unsigned block = B, unroll = U;
+  static constexpr unsigned block = B, unroll = U, waves = Waves;
 };
 
 namespace {
@@ -251,7 +251,12 @@ void print_row(context const& c, row const& r) {
 template <class P>
 std::string shape_name() {
   if constexpr (requires { P::unroll; }) {
-    return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors";
+    return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, " +
+           std::to_string(P::waves) + (P::waves > 1 ? " waves" : " wave");
+  } else if constexpr (requires { P::large_min_items; }) {
+    return shape_name<scan_shape<P::block, P::items>>() + ", from 2^" +
+           std::to_string(int(std::lround(std::log2(double(P::large_min_items))))) + ": " +
+           shape_name<typename P::large>();
   } else {
     return std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
   }
@@ -360,11 +365,18 @@ int main(int argc, char** argv) {
   using tilewise::detail::scan_policy;
   for (int k : c.opt.quick ? std::vector<int>{20, 28} : std::vector<int>{16, 20, 24, 28}) {
     long long const n = 1ll << k;
-    tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<256, 4>, reduce_shape<512, 8>, reduce_shape<1024, 4>,
-         reduce_shape<512, 2>>(c, algo::reduce, n);
+    tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<512, 4, 1>, reduce_shape<256, 4, 4>,
+         reduce_shape<512, 8, 4>, reduce_shape<1024, 4, 4>, reduce_shape<512, 2, 4>, reduce_shape<512, 4, 8>>(c, algo::reduce, n);
+    tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>,
+         reduce_shape<1024, 2, 4>, reduce_shape<512, 4, 8>, reduce_shape<512, 8, 2>>(c, algo::reduce, n);
     tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<128, 32>, scan_shape<256, 16>, scan_shape<256, 24>,
          scan_shape<128, 64>>(c, algo::inclusive_scan, n);
-    tune<double, scan_policy<double>, scan_shape<128, 16>, scan_shape<256, 8>, scan_shape<128, 32>>(c, algo::inclusive_scan, n);
+    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 16>, scan_shape<256, 8>, scan_shape<128, 32>>(
+      c, algo::inclusive_scan, n);
+  }
+  // where 8-byte scans switch to their large-input shape (scan_policy::large_min_items = 2^22)
+  for (int k : {21, 22, 23}) {
+    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 32>>(c, algo::inclusive_scan, 1ll << k);
   }
 
   if (c.opt.csv) {

@@ -35,6 +35,10 @@ template <class T>
 struct reduce_policy {
   static constexpr unsigned block  = 512;
   static constexpr unsigned unroll = 4;  ///< 16-byte vectors (or elements) in flight per thread
+  /// grid = at most waves x (occupancy x SMs) blocks: blocks that finish early make room for
+  /// others, which evens out the multiprocessors' unequal shares of DRAM bandwidth (4 waves
+  /// measured 2.4 % faster than 1 at 2^28 int32, 2.5 % for double)
+  static constexpr unsigned waves = 4;
 };
 
 /// How the input is split: `head` elements before the first 16-byte boundary (raw pointers),
@@ -197,7 +201,7 @@ cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt 
   static resident_cache cache;
   int blocks_max = 0;
   TILEWISE_RETURN_IF_ERROR(cache.get(kernel, Policy::block, 0, blocks_max));
-  reduce_split const split = split_reduce<Policy>(in, num_items, blocks_max);
+  reduce_split const split = split_reduce<Policy>(in, num_items, blocks_max * int(Policy::waves));
   temp_layout layout;
   std::size_t const tags = layout.add(tile_status<T>::tag_bytes(split.blocks));
   std::size_t const part = layout.add(tile_status<T>::value_bytes(split.blocks));

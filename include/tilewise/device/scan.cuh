@@ -34,7 +34,20 @@ namespace cg = cooperative_groups;
 template <class T>
 struct scan_policy {
   static constexpr unsigned block = 256;
-  static constexpr unsigned items = sizeof(T) <= 4 ? 32 : sizeof(T) <= 8 ? 16 : 4;
+  static constexpr unsigned items = sizeof(T) <= 4 ? 32 : 4;
+};
+/// 8-byte values: 256 x 16 up to 2^22 items, then fewer, larger tiles (128 x 32 measured 1.14x
+/// faster at 2^28 for double, 0.94x at 2^20): fewer look-back steps per byte.
+template <class T>
+  requires(sizeof(T) == 8)
+struct scan_policy<T> {
+  static constexpr unsigned block = 256;
+  static constexpr unsigned items = 16;
+  struct large {
+    static constexpr unsigned block = 128;
+    static constexpr unsigned items = 32;
+  };
+  static constexpr long long large_min_items = 1ll << 22;
 };
 
 /// Block-wide exclusive scan of the thread totals (empty before thread 0) and their aggregate.
@@ -146,6 +159,11 @@ cudaError_t dispatch_scan(void* temp, std::size_t& temp_bytes, InIt in, OutIt ou
                           T init, cudaStream_t stream) {
   if (num_items < 0) {
     return cudaErrorInvalidValue;
+  }
+  if constexpr (requires { Policy::large_min_items; }) {  // the shape for large inputs
+    if (num_items >= Policy::large_min_items) {
+      return dispatch_scan<typename Policy::large, Exclusive>(temp, temp_bytes, in, out, num_items, op, init, stream);
+    }
   }
   constexpr long long tile_size = static_cast<long long>(Policy::block) * Policy::items;
   long long const tiles         = cuda::ceil_div(num_items, tile_size);

@@ -34,6 +34,7 @@
 
 #include <cooperative_groups.h>
 
+#include <cuda/atomic>
 #include <cuda/std/type_traits>
 
 #include <cstdio>
@@ -103,12 +104,34 @@ struct grid_call {
     return reinterpret_cast<T*>(ws.slots + std::size_t(epoch & 1u) * ws.blocks * ws.slot_bytes);
   }
 
-  /// Arrival word of this call (ring of 4) and result word (2), each on its own 128-byte line.
-  TILEWISE_DEVICE unsigned long long* arrival_word() const {
-    return ws.lines + (epoch % 4) * (grid::workspace_owner::line_bytes / sizeof(unsigned long long));
+  /// Word `i` of the workspace's lines (one word per 128-byte line): 0..3 the arrival ring, 4..5
+  /// the result words.
+  TILEWISE_DEVICE unsigned long long& line(unsigned i) const {
+    return ws.lines[i * (grid::workspace_owner::line_bytes / sizeof(unsigned long long))];
   }
-  TILEWISE_DEVICE unsigned long long* result_word() const {
-    return ws.lines + (4 + (epoch & 1u)) * (grid::workspace_owner::line_bytes / sizeof(unsigned long long));
+  /// This call's arrival word (ring of 4).
+  TILEWISE_DEVICE unsigned long long& arrival_word() const { return line(epoch % 4); }
+
+  /// This call's result word (epoch & 1), tagged with epoch + 1: grid::reduce's last block
+  /// publishes the bits of a value of at most 4 bytes there, the other blocks spin on it.
+  struct result_word {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word;
+    unsigned long long tag;  ///< (epoch + 1) << 32
+
+    /// One thread of one block; release.
+    TILEWISE_DEVICE void publish(unsigned bits) const { word.store(tag | bits, cuda::std::memory_order_release); }
+    /// Spins (acquire) until the result is published; its value bits.
+    TILEWISE_DEVICE unsigned await() const {
+      unsigned long long seen;
+      do {
+        seen = word.load(cuda::std::memory_order_acquire);
+      } while ((seen & ~0xFFFFFFFFull) != tag);
+      return static_cast<unsigned>(seen);
+    }
+  };
+  TILEWISE_DEVICE result_word result() const {
+    return {cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(line(4 + (epoch & 1u))),
+            static_cast<unsigned long long>(epoch + 1u) << 32};
   }
 
   /// Step 3 but the epoch: the partial to the bank, then prepare_next(). Every thread calls it,
@@ -127,7 +150,7 @@ struct grid_call {
   TILEWISE_DEVICE void prepare_next() const {
     if (block == 0) {
       if (rank == 0) {
-        ws.lines[((epoch + 1) % 4) * (grid::workspace_owner::line_bytes / sizeof(unsigned long long))] = 0;
+        line((epoch + 1) % 4) = 0;
       }
       for (unsigned j = blocks + rank; j < ws.blocks; j += BlockSize) {  // nobody reads them now
         ws.epochs[j] = epoch + 1;

@@ -200,7 +200,7 @@ class reduce {
     T* const after = reinterpret_cast<T*>(storage_.after);
     call.prepare_next();  // on thread 0 of block 0: the next call's word, zeroed before this arrival
     if (call.rank == 0) {
-      cuda::atomic_ref<word_t, cuda::thread_scope_device> word(*call.arrival_word());
+      cuda::atomic_ref<word_t, cuda::thread_scope_device> word(call.arrival_word());
       word_t const add = (word_t(1) << detail::counted_shift) + word_t(bits_t(partial));
       word_t const all = word_t(call.blocks) << detail::counted_shift;  // the sum bits stay below 2^46
       word_t seen;
@@ -210,15 +210,12 @@ class reduce {
           seen = word.load(cuda::std::memory_order_acquire);
         } while (seen < all);
       } else {
-        cuda::atomic_ref<word_t, cuda::thread_scope_device> result(*call.result_word());
-        word_t const tag = word_t(call.epoch + 1u) << 32;
-        seen             = word.fetch_add(add, cuda::std::memory_order_acq_rel) + add;
+        auto const result = call.result();
+        seen              = word.fetch_add(add, cuda::std::memory_order_acq_rel) + add;
         if (seen >= all) {  // the last arrival: acquired every block's release
-          result.store(tag | (seen & 0xFFFFFFFFu), cuda::std::memory_order_release);
+          result.publish(unsigned(seen));
         } else {
-          do {
-            seen = result.load(cuda::std::memory_order_acquire);
-          } while ((seen & ~word_t(0xFFFFFFFFu)) != tag);
+          seen = result.await();
         }
       }
       call.commit();
@@ -236,31 +233,26 @@ class reduce {
     call.prepare_next();
     if (call.rank == 0) {
       call.bank()[call.block] = partial;
-      cuda::atomic_ref<word_t, cuda::thread_scope_device> count(*call.arrival_word());
+      cuda::atomic_ref<word_t, cuda::thread_scope_device> count(call.arrival_word());
       // acq_rel: releases this block's writes; the last block acquires everybody's
       storage_.last = count.fetch_add(1, cuda::std::memory_order_acq_rel) == call.blocks - 1;
     }
     __syncthreads();
-    cuda::atomic_ref<word_t, cuda::thread_scope_device> result(*call.result_word());
-    word_t const tag = word_t(call.epoch + 1u) << 32;
+    auto const result = call.result();
     if (storage_.last) {  // uniform over the block
       T const r = fold_bank(call, op);
       if (call.rank == 0) {
         unsigned bits = 0;
         __builtin_memcpy(&bits, &r, sizeof(T));
-        result.store(tag | bits, cuda::std::memory_order_release);
+        result.publish(bits);
         call.commit();
       }
       __syncthreads();  // the epoch store before the block's next call
       return r;
     }
     if (call.rank == 0) {
-      word_t seen;
-      do {
-        seen = result.load(cuda::std::memory_order_acquire);
-      } while ((seen & ~word_t(0xFFFFFFFFu)) != tag);
+      unsigned const bits = result.await();
       call.commit();
-      unsigned const bits = unsigned(seen);
       __builtin_memcpy(&after[0], &bits, sizeof(T));
     }
     __syncthreads();

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -201,12 +202,91 @@ constexpr char const* type_name() {
   }
 }
 
-/// One implementation (`which`, an enum of the benchmark) and its kernel(in, out, reps).
+/// One implementation (`which`, an enum of the benchmark) and two instances of its chain kernel
+/// (in, out): `kernel` makes the timed chain, `once` a single call (the agreement check). The
+/// chain length is a template argument of the kernels: with a run-time bound, ptxas reloaded it
+/// from the constant bank inside the loop of some variants and not of others (block_bench reduce
+/// int32 512: 9 % of the loop), which timed register allocation instead of the primitive.
 template <class Impl, class T>
 struct chain_variant {
   Impl which;
-  void (*kernel)(T const*, T*, int);
+  void (*kernel)(T const*, T*);
+  void (*once)(T const*, T*);
 };
+
+/// The device buffers, timer and warnings of a chain benchmark with `N` implementations.
+template <int N>
+struct chain_context {
+  int sms = 0;
+  timer time{3, 21};         ///< --quick: 1 and 7
+  std::size_t capacity = 0;  ///< elements (of up to 8 bytes) per buffer
+  void* in             = nullptr;
+  void* out[N]         = {};  ///< one output per implementation
+  std::vector<std::string> warnings;
+
+  /// Allocates the buffers for `elements` values of up to 8 bytes, and the events.
+  void allocate(std::size_t elements, bool quick) {
+    if (quick) time = {1, 7};
+    capacity = elements;
+    TW_BENCH_CUDA(cudaMalloc(&in, capacity * sizeof(double)));
+    for (auto& o : out) TW_BENCH_CUDA(cudaMalloc(&o, capacity * sizeof(double)));
+    time.create_events();
+  }
+  void release() {
+    for (auto o : out) TW_BENCH_CUDA(cudaFree(o));
+    TW_BENCH_CUDA(cudaFree(in));
+    time.destroy_events();
+  }
+};
+
+/// "usage: NAME [--quick] [--csv FILE] [--help]", the description, then the two options.
+inline void chain_usage(std::FILE* f, char const* name, char const* description) {
+  std::fprintf(f,
+               "usage: %s [--quick] [--csv FILE] [--help]\n%s"
+               "  --quick     %d timed runs per variant instead of %d\n"
+               "  --csv FILE  also write every row to FILE as CSV\n",
+               name, description, 7, 21);
+}
+
+/// The grid of one row: SMs x the lowest occupancy among the row's kernels (at most `cap_per_sm`,
+/// at least 1) x `waves`, so that every variant runs with full multiprocessors.
+template <class Impl, class T>
+unsigned row_grid(std::vector<chain_variant<Impl, T>> const& vs, int block, int cap_per_sm, int sms, int waves) {
+  int per_sm = cap_per_sm;
+  for (auto const& v : vs) {
+    int b = 0;
+    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, block, 0));
+    per_sm = std::min(per_sm, b);
+  }
+  return unsigned(sms * std::max(per_sm, 1) * waves);
+}
+
+/// Sanity check for int32: one chain step (exact for the inputs) of every variant must agree with
+/// variant 0 (ours) on the elements `checked(j, i)` selects; a mismatch prints and keeps
+/// "WARNING: WHAT: IMPL differs from ours at element i (a vs b)". launch_once(j) runs variant j's
+/// one-call kernel into its output `out[j]`.
+template <int N, class Impl, class T, class LaunchOnce, class Checked, class ImplName>
+void check_agreement(chain_context<N>& ctx, std::vector<chain_variant<Impl, T>> const& vs, std::size_t n,
+                     char const* what, LaunchOnce const& launch_once, Checked const& checked,
+                     ImplName const& impl_name) {
+  std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
+  for (std::size_t j = 0; j < vs.size(); ++j) {
+    launch_once(j);
+    TW_BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  for (std::size_t j = 1; j < vs.size(); ++j) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (checked(j, i) && host[j][i] != host[0][i]) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg, "WARNING: %s: %s differs from ours at element %zu (%lld vs %lld)", what,
+                      impl_name(vs[j].which), i, (long long)host[j][i], (long long)host[0][i]);
+        ctx.warnings.emplace_back(msg);
+        std::fprintf(stderr, "%s\n", msg);
+        break;
+      }
+    }
+  }
+}
 
 /// Copies n random values, never zero, to dst: integers in [1, int_max], floating point in
 /// [0.5, 1.5). The seed depends on T only, so every shape of a type gets the same input.

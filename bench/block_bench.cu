@@ -167,16 +167,17 @@ __device__ __forceinline__ T combine(T r, T x) {
   }
 }
 
-/// The benchmark kernel: one value per thread, a dependent chain of `reps` primitive calls.
-template <prim P, impl I, class T, unsigned B, unsigned W>
-__global__ void __launch_bounds__(B) chain_kernel(T const* __restrict__ in, T* __restrict__ out, int reps) {
+/// The benchmark kernel: one value per thread, a dependent chain of `Reps` primitive calls
+/// (a template argument: see chain_variant).
+template <prim P, impl I, class T, unsigned B, unsigned W, int Reps>
+__global__ void __launch_bounds__(B) chain_kernel(T const* __restrict__ in, T* __restrict__ out) {
   __shared__ storage<P, I, T, B, W> s;
   auto const block    = cg::this_thread_block();
   std::size_t const i = std::size_t(blockIdx.x) * B + threadIdx.x;
   T const x           = in[i];
   T v                 = x;
 #pragma unroll 1
-  for (int k = 0; k < reps; ++k) {
+  for (int k = 0; k < Reps; ++k) {
     v = combine<B>(primitive<P, I, T, B, W>(s, block, v, k), x);
   }
   out[i] = v;
@@ -186,6 +187,11 @@ __global__ void __launch_bounds__(B) chain_kernel(T const* __restrict__ in, T* _
 
 template <class T>
 using variant = chain_variant<impl, T>;
+
+template <prim P, impl I, class T, unsigned B, unsigned W>
+constexpr variant<T> variant_of() {
+  return {I, chain_kernel<P, I, T, B, W, chain_length>, chain_kernel<P, I, T, B, W, 1>};
+}
 
 struct row_result {
   prim p;
@@ -203,46 +209,15 @@ struct row_result {
   }
 };
 
-struct context {
-  int sms              = 0;
-  int max_threads_sm   = 0;
-  timer time{3, 21};         ///< --quick: 1 and 7
-  std::size_t capacity = 0;  ///< elements per buffer
-  void* in             = nullptr;
-  void* out[num_impls] = {};
+struct context : chain_context<num_impls> {
+  int max_threads_sm = 0;
   std::vector<row_result> rows;
-  std::vector<std::string> warnings;
 };
 
 template <class T>
-void launch(context& ctx, variant<T> const& v, unsigned grid, unsigned block, T const* in, int reps) {
-  v.kernel<<<grid, block>>>(in, static_cast<T*>(ctx.out[int(v.which)]), reps);
+void launch(context& ctx, variant<T> const& v, unsigned grid, unsigned block, T const* in, bool once = false) {
+  (once ? v.once : v.kernel)<<<grid, block>>>(in, static_cast<T*>(ctx.out[int(v.which)]));
   TW_BENCH_CUDA(cudaGetLastError());
-}
-
-/// Sanity check for int32: one chain step (exact for our inputs) must agree with `ours` on every
-/// thread (on thread 0 of each block for `cub alt` reduce, whose result lives there only).
-template <prim P, class T, unsigned B, unsigned W>
-void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned grid, T const* in, std::size_t n) {
-  std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
-  for (std::size_t j = 0; j < vs.size(); ++j) {
-    launch(ctx, vs[j], grid, B, in, 1);
-    TW_BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
-  }
-  for (std::size_t j = 1; j < vs.size(); ++j) {
-    bool const thread0 = P == prim::reduce && vs[j].which == impl::cub_alt;
-    for (std::size_t i = 0; i < n; i += thread0 ? B : 1) {
-      if (host[j][i] != host[0][i]) {
-        char msg[256];
-        std::snprintf(msg, sizeof msg, "WARNING: %s %s B=%u W=%u: %s differs from ours at element %zu (%lld vs %lld)",
-                      prim_name(P), type_name<T>(), B, W, impl_name(vs[j].which), i, (long long)host[j][i],
-                      (long long)host[0][i]);
-        ctx.warnings.emplace_back(msg);
-        std::fprintf(stderr, "%s\n", msg);
-        break;
-      }
-    }
-  }
 }
 
 /// "1, lanes" (one barrier), "2, lanes" (two barriers) or "rake".
@@ -263,33 +238,29 @@ void print_row(row_result const& r) {
 /// Measures one row: every implementation of primitive P for type T, block size B and width W.
 template <prim P, class T, unsigned B, unsigned W>
 void run_row(context& ctx) {
-  std::vector<variant<T>> vs{{impl::ours, chain_kernel<P, impl::ours, T, B, W>},
-                             {impl::cub, chain_kernel<P, impl::cub, T, B, W>},
-                             {impl::cub_alt, chain_kernel<P, impl::cub_alt, T, B, W>},
-                             {impl::ours_1b, chain_kernel<P, impl::ours_1b, T, B, W>},
-                             {impl::ours_2b, chain_kernel<P, impl::ours_2b, T, B, W>},
-                             {impl::ours_fixed, chain_kernel<P, impl::ours_fixed, T, B, W>}};
+  std::vector<variant<T>> vs{variant_of<P, impl::ours, T, B, W>(),    variant_of<P, impl::cub, T, B, W>(),
+                             variant_of<P, impl::cub_alt, T, B, W>(), variant_of<P, impl::ours_1b, T, B, W>(),
+                             variant_of<P, impl::ours_2b, T, B, W>(), variant_of<P, impl::ours_fixed, T, B, W>()};
   if constexpr (measured<P, impl::ours_rake, B>) {
-    vs.push_back({impl::ours_rake, chain_kernel<P, impl::ours_rake, T, B, W>});
+    vs.push_back(variant_of<P, impl::ours_rake, T, B, W>());
   }
 
-  // One grid for the whole row: the lowest occupancy among its variants keeps every one full.
-  int per_sm = std::max(1, ctx.max_threads_sm / int(B));
-  for (auto const& v : vs) {
-    int b = 0;
-    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, int(B), 0));
-    per_sm = std::min(per_sm, b);
-  }
-  unsigned const grid = unsigned(ctx.sms * std::max(per_sm, 1) * waves);
+  unsigned const grid = row_grid(vs, int(B), std::max(1, ctx.max_threads_sm / int(B)), ctx.sms, waves);
   std::size_t const n = std::size_t(grid) * B;
   T const* in         = upload_random<T>(ctx.in, n, T(int_mask));  // the same for every shape
 
   if constexpr (std::is_same_v<T, std::int32_t>) {
-    check_agreement<P, T, B, W>(ctx, vs, grid, in, n);
+    // on every thread, but on thread 0 of each block for `cub alt` reduce, whose result lives there only
+    char what[64];
+    std::snprintf(what, sizeof what, "%s %s B=%u W=%u", prim_name(P), type_name<T>(), B, W);
+    check_agreement(
+      ctx, vs, n, what, [&](std::size_t j) { launch(ctx, vs[j], grid, B, in, true); },
+      [&](std::size_t j, std::size_t i) { return !(P == prim::reduce && vs[j].which == impl::cub_alt) || i % B == 0; },
+      impl_name);
   }
 
   auto const us =
-    ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, B, in, chain_length); });
+    ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, B, in); });
 
   constexpr auto plan = plan_of<P, impl::ours, T, B, W>;
   static_assert(plan.one_barrier == ours_t<P, T, B, W>::plan.one_barrier && plan.lanes == ours_t<P, T, B, W>::plan.lanes &&
@@ -334,14 +305,10 @@ void write_csv(context const& ctx, char const* path) {
 }
 
 void usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: block_bench [--quick] [--csv FILE] [--help]\n"
-               "  block-scope reduce / inclusive_scan / exclusive_scan: tilewise vs cub::BlockReduce /\n"
-               "  cub::BlockScan, int32/float/double, blocks of 128..1024; prints a markdown table of\n"
-               "  median kernel times.\n"
-               "  --quick     %d timed runs per variant instead of %d\n"
-               "  --csv FILE  also write every row to FILE as CSV\n",
-               7, 21);
+  chain_usage(f, bench_name,
+              "  block-scope reduce / inclusive_scan / exclusive_scan: tilewise vs cub::BlockReduce /\n"
+              "  cub::BlockScan, int32/float/double, blocks of 128..1024; prints a markdown table of\n"
+              "  median kernel times.\n");
 }
 
 }  // namespace block_bench
@@ -353,14 +320,10 @@ int main(int argc, char** argv) {
   if (skip_without_device(bench_name)) return exit_skipped;
 
   context ctx;
-  if (opt.quick) ctx.time = {1, 7};
   cudaDeviceProp const prop = device_properties();
   ctx.sms            = prop.multiProcessorCount;
   ctx.max_threads_sm = prop.maxThreadsPerMultiProcessor;
-  ctx.capacity       = std::size_t(ctx.sms) * ctx.max_threads_sm * waves;
-  TW_BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
-  for (auto& o : ctx.out) TW_BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
-  ctx.time.create_events();
+  ctx.allocate(std::size_t(ctx.sms) * ctx.max_threads_sm * waves, opt.quick);
 
   std::printf("block_bench on %s (sm_%d%d, %d SMs): %d dependent calls per thread, grid = SMs x occupancy x %d, "
               "median of %d runs (us)\n",
@@ -419,8 +382,6 @@ int main(int argc, char** argv) {
     }
   }
 
-  for (auto o : ctx.out) TW_BENCH_CUDA(cudaFree(o));
-  TW_BENCH_CUDA(cudaFree(ctx.in));
-  ctx.time.destroy_events();
+  ctx.release();
   return 0;
 }

@@ -115,9 +115,10 @@ __device__ __forceinline__ T combine(T r, T x) {
   }
 }
 
-/// The benchmark kernel: one value per thread, a dependent chain of `reps` primitive calls.
-template <prim P, impl I, class T, unsigned W>
-__global__ void __launch_bounds__(block_threads) chain_kernel(T const* __restrict__ in, T* __restrict__ out, int reps) {
+/// The benchmark kernel: one value per thread, a dependent chain of `Reps` primitive calls
+/// (a template argument: see chain_variant).
+template <prim P, impl I, class T, unsigned W, int Reps>
+__global__ void __launch_bounds__(block_threads) chain_kernel(T const* __restrict__ in, T* __restrict__ out) {
   // CUB's scratch, one per tile (empty for the shuffle-based specialisations of power-of-two W).
   __shared__ typename cub_warp<P, T, W>::TempStorage cub_temp[block_threads / W];
   auto const tile             = cg::tiled_partition<W>(cg::this_thread_block());
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(block_threads) chain_kernel(T const* __restric
   T const x                   = in[i];
   T v                         = x;
 #pragma unroll 1
-  for (int k = 0; k < reps; ++k) {
+  for (int k = 0; k < Reps; ++k) {
     v = combine<W>(primitive<P, I, W>(tile, v, temp), x);
   }
   out[i] = v;
@@ -136,6 +137,11 @@ __global__ void __launch_bounds__(block_threads) chain_kernel(T const* __restric
 
 template <class T>
 using variant = chain_variant<impl, T>;
+
+template <prim P, impl I, class T, unsigned W>
+constexpr variant<T> variant_of() {
+  return {I, chain_kernel<P, I, T, W, chain_length>, chain_kernel<P, I, T, W, 1>};
+}
 
 struct row_result {
   prim p;
@@ -147,45 +153,15 @@ struct row_result {
   double ratio() const { return best_other() / us[int(impl::ours)]; }
 };
 
-struct context {
-  int sms            = 0;
-  int max_per_sm     = 0;  ///< resident-block cap from threads per SM
-  timer time{3, 21};       ///< --quick: 1 and 7
-  std::size_t capacity = 0;  ///< elements per buffer
-  void* in           = nullptr;
-  void* out[num_impls] = {};
+struct context : chain_context<num_impls> {
+  int max_per_sm = 0;  ///< resident-block cap from threads per SM
   std::vector<row_result> rows;
-  std::vector<std::string> warnings;
 };
 
 template <class T>
-void launch(context& ctx, variant<T> const& v, unsigned grid, T const* in, int reps) {
-  v.kernel<<<grid, block_threads>>>(in, static_cast<T*>(ctx.out[int(v.which)]), reps);
+void launch(context& ctx, variant<T> const& v, unsigned grid, T const* in, bool once = false) {
+  (once ? v.once : v.kernel)<<<grid, block_threads>>>(in, static_cast<T*>(ctx.out[int(v.which)]));
   TW_BENCH_CUDA(cudaGetLastError());
-}
-
-/// Sanity check for int32: one chain step (exact for our inputs) must agree with `ours`, on every
-/// lane for the scans and on lane 0 of each tile for reduce (CUB's result lives there only).
-template <prim P, class T, unsigned W>
-void check_agreement(context& ctx, std::vector<variant<T>> const& vs, unsigned grid, T const* in, std::size_t n) {
-  std::vector<std::vector<T>> host(vs.size(), std::vector<T>(n));
-  for (std::size_t j = 0; j < vs.size(); ++j) {
-    launch(ctx, vs[j], grid, in, 1);
-    TW_BENCH_CUDA(cudaMemcpy(host[j].data(), ctx.out[int(vs[j].which)], n * sizeof(T), cudaMemcpyDeviceToHost));
-  }
-  for (std::size_t j = 1; j < vs.size(); ++j) {
-    for (std::size_t i = 0; i < n; i += (P == prim::reduce ? W : 1)) {
-      if (host[j][i] != host[0][i]) {
-        char msg[256];
-        std::snprintf(msg, sizeof msg, "WARNING: %s %s W=%u: %s differs from ours at element %zu (%lld vs %lld)",
-                      prim_name(P), type_name<T>(), W, impl_name(vs[j].which), i, (long long)host[j][i],
-                      (long long)host[0][i]);
-        ctx.warnings.emplace_back(msg);
-        std::fprintf(stderr, "%s\n", msg);
-        break;
-      }
-    }
-  }
 }
 
 void print_row(row_result const& r) {
@@ -200,31 +176,28 @@ void print_row(row_result const& r) {
 /// Measures one row: every implementation of primitive P for type T and width W.
 template <prim P, class T, unsigned W>
 void run_row(context& ctx) {
-  std::vector<variant<T>> vs{{impl::ours, chain_kernel<P, impl::ours, T, W>},
-                             {impl::cg, chain_kernel<P, impl::cg, T, W>},
-                             {impl::cub, chain_kernel<P, impl::cub, T, W>}};
+  std::vector<variant<T>> vs{variant_of<P, impl::ours, T, W>(), variant_of<P, impl::cg, T, W>(),
+                             variant_of<P, impl::cub, T, W>()};
   if constexpr (P == prim::reduce && std::is_same_v<T, std::int32_t>) {
-    vs.push_back({impl::ours_redux, chain_kernel<P, impl::ours_redux, T, W>});
-    vs.push_back({impl::ours_shfl, chain_kernel<P, impl::ours_shfl, T, W>});
+    vs.push_back(variant_of<P, impl::ours_redux, T, W>());
+    vs.push_back(variant_of<P, impl::ours_shfl, T, W>());
   }
 
-  // One grid for the whole row: the lowest occupancy among its variants keeps every one full.
-  int per_sm = ctx.max_per_sm;
-  for (auto const& v : vs) {
-    int b = 0;
-    TW_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, v.kernel, block_threads, 0));
-    per_sm = std::min(per_sm, b);
-  }
-  unsigned const grid = unsigned(ctx.sms * std::max(per_sm, 1) * waves);
+  unsigned const grid = row_grid(vs, block_threads, ctx.max_per_sm, ctx.sms, waves);
   std::size_t const n = std::size_t(grid) * block_threads;
   T const* in         = upload_random<T>(ctx.in, n, T(int_input_max));  // the same for every W
 
   if constexpr (std::is_same_v<T, std::int32_t>) {
-    check_agreement<P, T, W>(ctx, vs, grid, in, n);
+    // on every lane for the scans, on lane 0 of each tile for reduce (CUB's result lives there only)
+    char what[64];
+    std::snprintf(what, sizeof what, "%s %s W=%u", prim_name(P), type_name<T>(), W);
+    check_agreement(
+      ctx, vs, n, what, [&](std::size_t j) { launch(ctx, vs[j], grid, in, true); },
+      [](std::size_t, std::size_t i) { return P != prim::reduce || i % W == 0; }, impl_name);
   }
 
   auto const us =
-    ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, in, chain_length); });
+    ctx.time.interleaved(vs.size(), [&](std::size_t k) { launch(ctx, vs[k], grid, in); });
 
   row_result r{P, type_name<T>(), W, {}};
   std::fill(std::begin(r.us), std::end(r.us), std::nan(""));
@@ -262,13 +235,9 @@ void write_csv(context const& ctx, char const* path) {
 }
 
 void usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: tile_bench [--quick] [--csv FILE] [--help]\n"
-               "  tile-scope reduce / inclusive_scan / exclusive_scan: tilewise vs cg:: vs cub::Warp*,\n"
-               "  int32/float/double, W = 1..32; prints a markdown table of median kernel times.\n"
-               "  --quick     %d timed runs per variant instead of %d\n"
-               "  --csv FILE  also write every row to FILE as CSV\n",
-               7, 21);
+  chain_usage(f, bench_name,
+              "  tile-scope reduce / inclusive_scan / exclusive_scan: tilewise vs cg:: vs cub::Warp*,\n"
+              "  int32/float/double, W = 1..32; prints a markdown table of median kernel times.\n");
 }
 
 }  // namespace tile_bench
@@ -280,14 +249,10 @@ int main(int argc, char** argv) {
   if (skip_without_device(bench_name)) return exit_skipped;
 
   context ctx;
-  if (opt.quick) ctx.time = {1, 7};
   cudaDeviceProp const prop = device_properties();
   ctx.sms        = prop.multiProcessorCount;
   ctx.max_per_sm = std::max(1, prop.maxThreadsPerMultiProcessor / block_threads);
-  ctx.capacity   = std::size_t(ctx.sms) * ctx.max_per_sm * waves * block_threads;
-  TW_BENCH_CUDA(cudaMalloc(&ctx.in, ctx.capacity * sizeof(double)));
-  for (auto& o : ctx.out) TW_BENCH_CUDA(cudaMalloc(&o, ctx.capacity * sizeof(double)));
-  ctx.time.create_events();
+  ctx.allocate(std::size_t(ctx.sms) * ctx.max_per_sm * waves * block_threads, opt.quick);
 
   std::printf("tile_bench on %s (sm_%d%d, %d SMs): block %d, %d dependent calls per thread, "
               "grid = SMs x occupancy x %d, median of %d runs (us); ratio = min(cg, cub) / ours\n\n",
@@ -326,8 +291,6 @@ int main(int argc, char** argv) {
                 good, rows, worst->ratio(), prim_name(worst->p), worst->type, worst->w);
   }
 
-  for (auto o : ctx.out) TW_BENCH_CUDA(cudaFree(o));
-  TW_BENCH_CUDA(cudaFree(ctx.in));
-  ctx.time.destroy_events();
+  ctx.release();
   return 0;
 }

@@ -137,16 +137,31 @@ TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, O
     load_slots<KL, exact, Layout>(totals, first, NT, x);
   }
   unsigned const n = first < NT ? (NT - first < K ? NT - first : K) : 0u;  // totals in this chunk
+  // Short chunks keep the inclusive prefixes within the chunk, so that after the lanes' scan every
+  // result is one op away (shorter dependent chain). Long chunks (K >= 16: raking blocks of 512
+  // threads) keep the values and rescan serially, as cub::BlockScan does: prefixes and results
+  // both live took 39-40 registers at 512 threads (3 blocks per multiprocessor instead of 4, the
+  // 0.83x row of bench/block_bench), the serial rescan fits in 32.
+  constexpr bool serial = K >= 16;
+  T chunk = x[0];
 #pragma unroll
-  for (unsigned j = 1; j < K; ++j) {  // inclusive prefixes within the chunk
-    x[j] = op(x[j - 1], x[j]);
+  for (unsigned j = 1; j < K; ++j) {
+    if constexpr (serial) {
+      if (exact || j < n) {
+        chunk = op(chunk, x[j]);
+      }
+    } else {
+      x[j] = op(x[j - 1], x[j]);  // inclusive prefixes within the chunk
+    }
   }
-  T chunk = x[K - 1];
-  if constexpr (!exact) {
+  if constexpr (!serial) {
+    chunk = x[K - 1];
+    if constexpr (!exact) {
 #pragma unroll
-    for (unsigned j = 0; j + 1 < K; ++j) {
-      if (j + 1 == n) {
-        chunk = x[j];
+      for (unsigned j = 0; j + 1 < K; ++j) {
+        if (j + 1 == n) {
+          chunk = x[j];
+        }
       }
     }
   }
@@ -164,7 +179,11 @@ TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, O
   e[0] = seed.value;
 #pragma unroll
   for (unsigned j = 1; j < K; ++j) {
-    e[j] = join_right(seed, x[j - 1], op);
+    if constexpr (serial) {
+      e[j] = j == 1 ? join_right(seed, x[0], op) : T(op(e[j - 1], x[j - 1]));
+    } else {
+      e[j] = join_right(seed, x[j - 1], op);
+    }
   }
   if (writer) {
     store_slots<K, exact, Layout>(out, first, NT, e);

@@ -36,8 +36,8 @@ struct scan_policy {
   static constexpr unsigned block = 256;
   static constexpr unsigned items = sizeof(T) <= 4 ? 32 : 4;
 };
-/// 8-byte values: 256 x 16 up to 2^22 items, then fewer, larger tiles (128 x 32 measured 1.14x
-/// faster at 2^28 for double, 0.94x at 2^20): fewer look-back steps per byte.
+/// 8-byte values: 256 x 16 below 2^21 items, then fewer, larger tiles (128 x 32 measured for
+/// double 1.14x faster at 2^28, 1.05x at 2^21, 0.94x at 2^20): fewer look-back steps per byte.
 template <class T>
   requires(sizeof(T) == 8)
 struct scan_policy<T> {
@@ -47,7 +47,7 @@ struct scan_policy<T> {
     static constexpr unsigned block = 128;
     static constexpr unsigned items = 32;
   };
-  static constexpr long long large_min_items = 1ll << 22;
+  static constexpr long long large_min_items = 1ll << 21;
 };
 
 /// Block-wide exclusive scan of the thread totals (empty before thread 0) and their aggregate.

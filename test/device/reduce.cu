@@ -174,12 +174,23 @@ TEST_CASE("device::reduce: more than 2^31 int8 elements into int64") {
   }
   long long const n = (1ll << 31) + (1ll << 20) + 3;
   device_buffer<std::int8_t> in(std::size_t(n) + 1);
-  fill(in.get(), n + 1, 31);
-  for (int offset : {0, 1}) {
-    CAPTURE(offset);
-    std::int64_t const a = ours(in.get() + offset, n, cuda::std::plus<>{}, std::int64_t(-5));
-    std::int64_t const b = cub_reduce(in.get() + offset, n, cuda::std::plus<>{}, std::int64_t(-5));
-    CHECK(a == b);
+  SUBCASE("random values, vs CUB") {  // > 2^31 indices; the sum itself stays near 0
+    fill(in.get(), n + 1, 31);
+    for (int offset : {0, 1}) {
+      CAPTURE(offset);
+      std::int64_t const a = ours(in.get() + offset, n, cuda::std::plus<>{}, std::int64_t(-5));
+      std::int64_t const b = cub_reduce(in.get() + offset, n, cuda::std::plus<>{}, std::int64_t(-5));
+      CHECK(a == b);
+    }
+  }
+  SUBCASE("every value 100: a sum far above 2^32, vs the closed form and CUB") {
+    TW_CUDA_CHECK(cudaMemset(in.get(), 100, std::size_t(n) + 1));
+    for (int offset : {0, 1}) {
+      CAPTURE(offset);
+      std::int64_t const a = ours(in.get() + offset, n, cuda::std::plus<>{}, std::int64_t(-5));
+      CHECK(a == 100 * n - 5);  // 214,853,222,695: wraps in any 32-bit accumulator
+      CHECK(a == cub_reduce(in.get() + offset, n, cuda::std::plus<>{}, std::int64_t(-5)));
+    }
   }
 }
 

@@ -209,9 +209,9 @@ TEST_CASE("device::reduce: two streams at once with separate temp storage") {
   tb.poison();
   device_buffer<std::int64_t> out(2);
   out.poison();
-  // The memsets above run on the legacy default stream, which the non-blocking streams do not wait
-  // for: one that lands after a block published its record erases it, and the last block waits for
-  // ever (this test hung so on the H200 under a busy GPU).
+  // The memsets above run on the legacy default stream, which non-blocking streams do not wait
+  // for: one landing after a block published its record would erase it, and the last block would wait
+  // for ever.
   TW_CUDA_CHECK(cudaDeviceSynchronize());
   for (int rep = 0; rep < 8; ++rep) {
     REQUIRE(tilewise::device::reduce(ta.get(), bytes, a.get(), out.get(), n, cuda::std::plus<>{}, std::int64_t(0),

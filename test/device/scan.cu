@@ -188,9 +188,9 @@ TEST_CASE("device scans: two streams at once with separate temp storage") {
   ty.poison();
   ox.poison();
   oy.poison();
-  // The memsets above run on the legacy default stream, which the non-blocking streams do not wait
-  // for: one that lands after a tile published its record erases it, and the look-back waits for
-  // ever (this test hung so on the H200 under a busy GPU).
+  // The memsets above run on the legacy default stream, which non-blocking streams do not wait
+  // for: one landing after a tile published its record would erase it, and the look-back would wait
+  // for ever.
   TW_CUDA_CHECK(cudaDeviceSynchronize());
   for (int rep = 0; rep < 8; ++rep) {
     REQUIRE(tilewise::device::inclusive_scan(tx.get(), bx, x.get(), ox.get(), n, cuda::std::plus<>{}, s[0]) ==

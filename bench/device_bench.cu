@@ -13,6 +13,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <thrust/device_ptr.h>
+#include <thrust/equal.h>
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
@@ -34,10 +35,11 @@ template <unsigned B, unsigned I>
 struct scan_shape {
   static constexpr unsigned block = B, items = I;
 };
-/// A scan shape whose kernel asks ptxas to fit M blocks per multiprocessor (a register cap).
-template <unsigned B, unsigned I, unsigned M>
-struct scan_shape_min_blocks : scan_shape<B, I> {
-  static constexpr unsigned min_blocks = M;
+/// A scan shape with the optional knobs of detail::scan_knobs: M blocks per multiprocessor for
+/// ptxas to fit (a register cap; 0: none), and the look-back's sleeps in ns (0: none).
+template <unsigned B, unsigned I, unsigned M, unsigned FirstNs = 0, unsigned PollNs = 0>
+struct scan_shape_knobs : scan_shape<B, I> {
+  static constexpr unsigned min_blocks = M, first_delay_ns = FirstNs, poll_delay_ns = PollNs;
 };
 template <unsigned B, unsigned U, unsigned Waves = 1>
 struct reduce_shape {
@@ -263,8 +265,12 @@ std::string shape_name() {
            std::to_string(int(std::lround(std::log2(double(P::large_min_items))))) + ": " +
            shape_name<typename P::large>();
   } else if constexpr (requires { P::min_blocks; }) {
-    return std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items, " +
-           std::to_string(P::min_blocks) + " blocks per SM";
+    std::string s = std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
+    if (P::min_blocks) s += ", " + std::to_string(P::min_blocks) + " blocks per SM";
+    if (P::first_delay_ns || P::poll_delay_ns) {
+      s += ", look-back sleeps " + std::to_string(P::first_delay_ns) + "/" + std::to_string(P::poll_delay_ns) + " ns";
+    }
+    return s;
   } else {
     return std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
   }
@@ -293,6 +299,22 @@ void tune(context& c, algo a, long long n) {
     },
     [&] { buf.rotate(); });
   int const lg = int(std::lround(std::log2(double(n))));
+  if constexpr (std::is_integral_v<T>) {  // integer results do not depend on the shape: check them
+    std::size_t const m = a == algo::reduce ? 1 : std::size_t(n);
+    T* ref              = nullptr;
+    TW_BENCH_CUDA(cudaMalloc(&ref, m * sizeof(T)));
+    for (std::size_t k = 0; k < fns.size(); ++k) {
+      std::size_t b = bytes;
+      TW_BENCH_CUDA(fns[k](a, temp, b, buf.input(), buf.output(), n));
+      if (k == 0) {
+        TW_BENCH_CUDA(cudaMemcpy(ref, buf.output(), m * sizeof(T), cudaMemcpyDeviceToDevice));
+      } else if (!thrust::equal(thrust::device, ref, ref + m, buf.output())) {
+        std::printf("WARNING: %s %s 2^%d: %s differs from the default's result\n", algo_name(a), type_str<T>(), lg,
+                    names[k].c_str());
+      }
+    }
+    TW_BENCH_CUDA(cudaFree(ref));
+  }
   for (std::size_t k = 0; k < fns.size(); ++k) {
     std::printf("| %s | %s | 2^%d | %s%s |", algo_name(a), type_str<T>(), lg, names[k].c_str(), k ? "" : " (default)");
     print_time(us[k]);
@@ -377,8 +399,10 @@ int main(int argc, char** argv) {
          reduce_shape<512, 8, 4>, reduce_shape<1024, 4, 4>, reduce_shape<512, 2, 4>, reduce_shape<512, 4, 8>>(c, algo::reduce, n);
     tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>,
          reduce_shape<1024, 2, 4>, reduce_shape<512, 4, 8>, reduce_shape<512, 8, 2>>(c, algo::reduce, n);
+    // CUB's sm_90 tuning for 4-byte plus: 128 x 24, look-back sleeps 1245 ns first, 648 between polls
     tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<128, 32>, scan_shape<256, 16>, scan_shape<256, 24>,
-         scan_shape<128, 64>>(c, algo::inclusive_scan, n);
+         scan_shape<128, 64>, scan_shape<128, 24>, scan_shape_knobs<128, 24, 0, 1245, 648>,
+         scan_shape_knobs<256, 32, 0, 1245, 648>>(c, algo::inclusive_scan, n);
     tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 16>, scan_shape<256, 8>, scan_shape<128, 32>>(
       c, algo::inclusive_scan, n);
   }
@@ -388,10 +412,13 @@ int main(int argc, char** argv) {
   }
   // int64 shares double's policy but runs 6 % slower at 2^28: its 128 x 32 kernel takes 128
   // registers (4 blocks of 128 per SM), double's 96 (5 blocks). Capped at 5 blocks: 96, no spills.
+  // CUB's sm_90 tuning for 8-byte plus: 224 x 24, sleeps 1290/632 ns (int64), 1215/576 (double)
   tune<std::int64_t, scan_policy<std::int64_t>, scan_shape<256, 16>, scan_shape<128, 32>, scan_shape<128, 16>,
-       scan_shape_min_blocks<128, 32, 5>>(c, algo::inclusive_scan, 1ll << 28);
-  tune<double, scan_policy<double>, scan_shape<128, 32>, scan_shape_min_blocks<128, 32, 5>,
-       scan_shape_min_blocks<128, 32, 6>>(c, algo::inclusive_scan, 1ll << 28);
+       scan_shape_knobs<128, 32, 5>, scan_shape_knobs<224, 24, 0>, scan_shape_knobs<224, 24, 0, 1290, 632>,
+       scan_shape_knobs<128, 32, 5, 1290, 632>>(c, algo::inclusive_scan, 1ll << 28);
+  tune<double, scan_policy<double>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>, scan_shape_knobs<128, 32, 6>,
+       scan_shape_knobs<224, 24, 0, 1215, 576>, scan_shape_knobs<128, 32, 0, 1215, 576>>(c, algo::inclusive_scan,
+                                                                                       1ll << 28);
 
   if (c.opt.csv) {
     std::FILE* f = open_csv(name, c.opt.csv);

@@ -71,22 +71,31 @@ struct totals_scan {
   }
 };
 
-/// The blocks per multiprocessor a policy asks ptxas to fit (`__launch_bounds__`' second
-/// argument, which caps registers per thread): `Policy::min_blocks`, or 0 without one, which
-/// leaves ptxas' choice alone (an explicit 1 changed it: 64 -> 80 registers for int32).
+/// The optional knobs of a scan policy, 0 where the policy names none:
+/// - `min_blocks`: blocks per multiprocessor ptxas must fit (`__launch_bounds__`' second argument,
+///   a register cap); 0 leaves ptxas' choice alone (an explicit 1 changed it: 64 -> 80 registers
+///   for int32);
+/// - `first_delay_ns`, `poll_delay_ns`: the look-back's sleeps (detail::look_back).
 template <class Policy>
-inline constexpr unsigned min_blocks_of = [] {
-  if constexpr (requires { Policy::min_blocks; }) {
-    return unsigned(Policy::min_blocks);
-  } else {
+struct scan_knobs {
+  static constexpr unsigned min_blocks = [] {
+    if constexpr (requires { Policy::min_blocks; }) return unsigned(Policy::min_blocks);
     return 0u;
-  }
-}();
+  }();
+  static constexpr unsigned first_delay_ns = [] {
+    if constexpr (requires { Policy::first_delay_ns; }) return unsigned(Policy::first_delay_ns);
+    return 0u;
+  }();
+  static constexpr unsigned poll_delay_ns = [] {
+    if constexpr (requires { Policy::poll_delay_ns; }) return unsigned(Policy::poll_delay_ns);
+    return 0u;
+  }();
+};
 
 /// One tile per block; `Exclusive` seeds tile 0 with `init`. Out-of-range elements of the last
 /// tile are copies of its first element and are never written.
 template <class Policy, bool Exclusive, class InIt, class OutIt, class T, class Op>
-TILEWISE_KERNEL void __launch_bounds__(Policy::block, min_blocks_of<Policy>)
+TILEWISE_KERNEL void __launch_bounds__(Policy::block, scan_knobs<Policy>::min_blocks)
   scan_kernel(InIt in, OutIt out, long long n, Op op, T init, tile_status<T> status) {
   constexpr unsigned B          = Policy::block;
   constexpr unsigned I          = Policy::items;
@@ -135,7 +144,8 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block, min_blocks_of<Policy>)
       if (threadIdx.x == 0) {
         status.publish(tile, status_partial, aggregate);
       }
-      T const p = look_back(status, tile, op);
+      T const p =
+        look_back<scan_knobs<Policy>::first_delay_ns, scan_knobs<Policy>::poll_delay_ns>(status, tile, op);
       if (threadIdx.x == 0) {
         status.publish(tile, status_inclusive, T(op(p, aggregate)));
       }

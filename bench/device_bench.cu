@@ -32,11 +32,11 @@ using namespace tilewise_bench;
 // Tile shapes to compare (the defaults are detail::scan_policy / reduce_policy); at namespace
 // scope, not anonymous, so the kernels they parametrize keep external linkage.
 template <unsigned B, unsigned I>
-struct scan_shape {
+struct scan_shape : tilewise::detail::scan_knobs {
   static constexpr unsigned block = B, items = I;
 };
-/// A scan shape with the optional knobs of detail::scan_knobs: M blocks per multiprocessor for
-/// ptxas to fit (a register cap; 0: none), and the look-back's sleeps in ns (0: none).
+/// A scan shape with detail::scan_knobs set: M blocks per multiprocessor for ptxas to fit (a
+/// register cap; 0: none), and the look-back's sleeps in ns (0: none).
 template <unsigned B, unsigned I, unsigned M, unsigned FirstNs = 0, unsigned PollNs = 0>
 struct scan_shape_knobs : scan_shape<B, I> {
   static constexpr unsigned min_blocks = M, first_delay_ns = FirstNs, poll_delay_ns = PollNs;
@@ -264,15 +264,13 @@ std::string shape_name() {
     return shape_name<scan_shape<P::block, P::items>>() + ", from 2^" +
            std::to_string(int(std::lround(std::log2(double(P::large_min_items))))) + ": " +
            shape_name<typename P::large>();
-  } else if constexpr (requires { P::min_blocks; }) {
+  } else {
     std::string s = std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
     if (P::min_blocks) s += ", " + std::to_string(P::min_blocks) + " blocks per SM";
     if (P::first_delay_ns || P::poll_delay_ns) {
       s += ", look-back sleeps " + std::to_string(P::first_delay_ns) + "/" + std::to_string(P::poll_delay_ns) + " ns";
     }
     return s;
-  } else {
-    return std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
   }
 }
 

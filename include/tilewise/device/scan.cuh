@@ -30,9 +30,21 @@ namespace tilewise::detail {
 
 namespace cg = cooperative_groups;
 
+/// The knobs of a scan policy besides its tile shape; every policy derives from this and may
+/// override them:
+/// - `min_blocks`: blocks per multiprocessor ptxas must fit (`__launch_bounds__`' second argument,
+///   a register cap); 0, which nvcc drops, leaves ptxas' choice alone (an explicit 1 changed it:
+///   64 -> 80 registers for int32);
+/// - `first_delay_ns`, `poll_delay_ns`: the look-back's sleeps (detail::look_back); 0: none.
+struct scan_knobs {
+  static constexpr unsigned min_blocks     = 0;
+  static constexpr unsigned first_delay_ns = 0;
+  static constexpr unsigned poll_delay_ns  = 0;
+};
+
 /// Tile shape of the device-wide scan (measured on the H200 by bench/device_bench).
 template <class T>
-struct scan_policy {
+struct scan_policy : scan_knobs {
   static constexpr unsigned block = 256;
   static constexpr unsigned items = sizeof(T) <= 4 ? 32 : 4;
 };
@@ -40,10 +52,10 @@ struct scan_policy {
 /// double 1.14x faster at 2^28, 1.05x at 2^21, 0.94x at 2^20): fewer look-back steps per byte.
 template <class T>
   requires(sizeof(T) == 8)
-struct scan_policy<T> {
+struct scan_policy<T> : scan_knobs {
   static constexpr unsigned block = 256;
   static constexpr unsigned items = 16;
-  struct large {
+  struct large : scan_knobs {
     static constexpr unsigned block = 128;
     static constexpr unsigned items = 32;
   };
@@ -71,31 +83,10 @@ struct totals_scan {
   }
 };
 
-/// The optional knobs of a scan policy, 0 where the policy names none:
-/// - `min_blocks`: blocks per multiprocessor ptxas must fit (`__launch_bounds__`' second argument,
-///   a register cap); 0 leaves ptxas' choice alone (an explicit 1 changed it: 64 -> 80 registers
-///   for int32);
-/// - `first_delay_ns`, `poll_delay_ns`: the look-back's sleeps (detail::look_back).
-template <class Policy>
-struct scan_knobs {
-  static constexpr unsigned min_blocks = [] {
-    if constexpr (requires { Policy::min_blocks; }) return unsigned(Policy::min_blocks);
-    return 0u;
-  }();
-  static constexpr unsigned first_delay_ns = [] {
-    if constexpr (requires { Policy::first_delay_ns; }) return unsigned(Policy::first_delay_ns);
-    return 0u;
-  }();
-  static constexpr unsigned poll_delay_ns = [] {
-    if constexpr (requires { Policy::poll_delay_ns; }) return unsigned(Policy::poll_delay_ns);
-    return 0u;
-  }();
-};
-
 /// One tile per block; `Exclusive` seeds tile 0 with `init`. Out-of-range elements of the last
 /// tile are copies of its first element and are never written.
 template <class Policy, bool Exclusive, class InIt, class OutIt, class T, class Op>
-TILEWISE_KERNEL void __launch_bounds__(Policy::block, scan_knobs<Policy>::min_blocks)
+TILEWISE_KERNEL void __launch_bounds__(Policy::block, Policy::min_blocks)
   scan_kernel(InIt in, OutIt out, long long n, Op op, T init, tile_status<T> status) {
   constexpr unsigned B          = Policy::block;
   constexpr unsigned I          = Policy::items;
@@ -144,8 +135,7 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block, scan_knobs<Policy>::min_bl
       if (threadIdx.x == 0) {
         status.publish(tile, status_partial, aggregate);
       }
-      T const p =
-        look_back<scan_knobs<Policy>::first_delay_ns, scan_knobs<Policy>::poll_delay_ns>(status, tile, op);
+      T const p = look_back<Policy::first_delay_ns, Policy::poll_delay_ns>(status, tile, op);
       if (threadIdx.x == 0) {
         status.publish(tile, status_inclusive, T(op(p, aggregate)));
       }

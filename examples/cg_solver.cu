@@ -93,6 +93,13 @@ double norm(std::vector<double> const& v) {
   return std::sqrt(s);
 }
 
+/// ||x - ref|| / ||ref||.
+double relative_difference(std::vector<double> const& x, std::vector<double> const& ref) {
+  double d = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) d += (x[i] - ref[i]) * (x[i] - ref[i]);
+  return std::sqrt(d) / norm(ref);
+}
+
 /// ||b - A x|| / ||b|| in float64 on the CPU.
 double relative_residual(csr_host const& a, std::vector<double> const& b, std::vector<double> const& x) {
   std::vector<double> ax(a.n);
@@ -485,20 +492,15 @@ int run() {
     run_persistent<mode::solve>(d, max_iter, 1e-12, ws, grid, d_info, info);
     auto const x_gpu  = d.download_x();
     auto const x_cpu  = cg_host(d.a, d.b, 1e-12, max_iter);
-    double diff = 0;
-    for (std::size_t i = 0; i < x_cpu.size(); ++i) diff += (x_gpu[i] - x_cpu[i]) * (x_gpu[i] - x_cpu[i]);
-    double const rel = std::sqrt(diff) / norm(x_cpu);
-    bool const pass  = rel <= 1e-6;
+    double const rel  = relative_difference(x_gpu, x_cpu);
+    bool const pass   = rel <= 1e-6;
     ok &= pass;
     std::printf("check %d x %d against a float64 CPU solve: %d iterations, relative difference %.2e  %s\n", nx_small,
                 nx_small, info.iterations, rel, pass ? "ok" : "FAILED");
     int g = 0;
     CG_CHECK(cudaMemset(d.P.x, 0xA5, x_cpu.size() * sizeof(double)));  // poison: the on-chip kernel writes x last
     if (run_onchip(d, max_iter, 1e-12, ws, d_info, info, g) >= 0) {
-      auto const x_chip = d.download_x();
-      double diff2      = 0;
-      for (std::size_t i = 0; i < x_cpu.size(); ++i) diff2 += (x_chip[i] - x_cpu[i]) * (x_chip[i] - x_cpu[i]);
-      double const rel2 = std::sqrt(diff2) / norm(x_cpu);
+      double const rel2 = relative_difference(d.download_x(), x_cpu);
       bool const pass2  = rel2 <= 1e-6;
       ok &= pass2;
       std::printf("check %d x %d, vectors on chip (%d blocks): %d iterations, relative difference %.2e  %s\n", nx_small,

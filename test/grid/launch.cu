@@ -64,6 +64,18 @@ unsigned long long run_many(int blocks, int calls, long long offset, tilewise::g
   return (unsigned long long)g;
 }
 
+/// What the many-call tests share: the largest co-resident grid of many_reduce_kernel<T>, a
+/// workspace for it, and a zeroed failure counter.
+template <class T>
+struct many_setup {
+  int max = tilewise::max_cooperative_grid(many_reduce_kernel<T, many_block>, dim3(many_block));
+  tilewise::grid::workspace_owner ws = tilewise::grid::make_workspace<T>(max);
+  device_buffer<unsigned long long> failures{1};
+
+  many_setup() { reset(); }
+  void reset() { TW_CUDA_CHECK(cudaMemset(failures.get(), 0, sizeof(unsigned long long))); }
+};
+
 /// The co-resident limit as the CUDA occupancy API gives it (the test's own computation).
 template <class... KArgs>
 int occupancy_limit(void (*kernel)(KArgs...), int threads, std::size_t smem) {
@@ -86,32 +98,28 @@ __global__ void grid_size_kernel(unsigned* blocks_seen) {
 
 TEST_CASE_TEMPLATE("grid::reduce: 10,000 calls back to back in one kernel, each checked in the kernel", T, long long,
                    unsigned) {
-  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<T, many_block>, dim3(many_block));
-  auto const ws = tilewise::grid::make_workspace<T>(max);
-  device_buffer<unsigned long long> d_failures(1);
-  TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
+  many_setup<T> m;
+  int const max   = m.max;
   int const calls = many_calls();
   // uint32: offset 2^31 makes every sum wrap; small grids too
   for (int blocks : {max, 1, 7}) {
-    TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
-    run_many<T>(blocks, calls, sizeof(T) == 4 ? (1ll << 31) + 12345 : 0, ws.get(), cudaStream_t{}, d_failures.get());
+    m.reset();
+    run_many<T>(blocks, calls, sizeof(T) == 4 ? (1ll << 31) + 12345 : 0, m.ws.get(), cudaStream_t{}, m.failures.get());
     TW_CHECK_LAUNCH();
     INFO(calls << " calls on " << blocks << " blocks of " << many_block);
-    CHECK(d_failures.download()[0] == 0);
+    CHECK(m.failures.download()[0] == 0);
   }
 }
 
 TEST_CASE_TEMPLATE("grid::reduce: one workspace, launches of different grid sizes and odd call counts", T, long long,
                    unsigned) {
-  int const max = tilewise::max_cooperative_grid(many_reduce_kernel<T, many_block>, dim3(many_block));
-  auto const ws = tilewise::grid::make_workspace<T>(max);
-  device_buffer<unsigned long long> d_failures(1);
-  TW_CUDA_CHECK(cudaMemset(d_failures.get(), 0, sizeof(unsigned long long)));
+  many_setup<T> m;
+  int const max = m.max;
   for (int blocks : {max, (max + 1) / 2, 1, max, 3 < max ? 3 : max, max}) {
-    run_many<T>(blocks, 7, blocks, ws.get(), cudaStream_t{}, d_failures.get());  // 7: the bank parity changes
+    run_many<T>(blocks, 7, blocks, m.ws.get(), cudaStream_t{}, m.failures.get());  // 7: the bank parity changes
   }
   TW_CHECK_LAUNCH();
-  CHECK(d_failures.download()[0] == 0);
+  CHECK(m.failures.download()[0] == 0);
 }
 
 TEST_CASE("grid::reduce: two cooperative kernels on two streams at once, separate workspaces") {

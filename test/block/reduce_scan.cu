@@ -41,6 +41,11 @@ TEST_CASE("block primitives: both plans (one barrier, two barriers), combine on 
   check_block_seeds<mat2, mat2_mul, 48, 16, plan::two_barriers, 16>();
   check_block_seeds<float, cuda::std::plus<>, 1024, 32, plan::one_barrier, 32>();
   check_block_seeds<float, cuda::std::plus<>, 96, 32, plan::two_barriers, 1>();
+  // 16 or more totals per combining lane: the serial rescan (scan_totals_warp0), with chunks that
+  // do not divide evenly (127 tile totals on 4 lanes of 32), non-commutative and without identity
+  check_block_seeds<std::int32_t, cuda::std::plus<>, 1016, 8, plan::two_barriers, 4>();
+  check_block_seeds<mat2, mat2_mul, 1016, 8, plan::two_barriers, 4>();
+  check_block_seeds<std::int32_t, user_plus, 1016, 8, plan::two_barriers, 4>();
 }
 
 TEST_CASE("block scans: raking plan (warp 0 scans every value; reduce on two barriers)") {
@@ -55,6 +60,8 @@ TEST_CASE("block scans: raking plan (warp 0 scans every value; reduce on two bar
   check_block_seeds<std::int64_t, cuda::std::plus<>, 256, 32, plan::raking, 32>();
   check_block_seeds<std::int32_t, user_plus, 256, 32, plan::raking, 32>();
   check_block_seeds<mat2, mat2_mul, 256, 32, plan::raking, 32>();
+  check_block_seeds<mat2, mat2_mul, 512, 32, plan::raking, 32>();     // 16 per lane: serial rescan
+  check_block_seeds<std::int32_t, user_plus, 1024, 32, plan::raking, 32>();  // 32 per lane, no identity
   check_block_seeds<s24, s24_op, 96, 32, plan::raking, 32>();
   check_block_seeds<float, cuda::std::plus<>, 512, 16, plan::raking, 32>();
   check_block_seeds<double, cuda::std::plus<>, 256, 32, plan::raking, 32>();

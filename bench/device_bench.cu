@@ -269,6 +269,7 @@ std::string shape_name() {
     if (P::min_blocks) s += ", " + std::to_string(P::min_blocks) + " blocks per SM";
     if (P::first_delay_ns || P::poll_delay_ns) {
       s += ", look-back sleeps " + std::to_string(P::first_delay_ns) + "/" + std::to_string(P::poll_delay_ns) + " ns";
+      if (P::delay_min_tiles) s += " from " + std::to_string(P::delay_min_tiles) + " tiles";
     }
     return s;
   }
@@ -398,25 +399,28 @@ int main(int argc, char** argv) {
     tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>,
          reduce_shape<1024, 2, 4>, reduce_shape<512, 4, 8>, reduce_shape<512, 8, 2>>(c, algo::reduce, n);
     // CUB's sm_90 tuning for 4-byte plus: 128 x 24, look-back sleeps 1245 ns first, 648 between polls
-    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<128, 32>, scan_shape<256, 16>, scan_shape<256, 24>,
-         scan_shape<128, 64>, scan_shape<128, 24>, scan_shape_knobs<128, 24, 0, 1245, 648>,
-         scan_shape_knobs<256, 32, 0, 1245, 648>>(c, algo::inclusive_scan, n);
-    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 16>, scan_shape<256, 8>, scan_shape<128, 32>>(
-      c, algo::inclusive_scan, n);
+    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape<128, 32>, scan_shape<256, 16>,
+         scan_shape<128, 64>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, algo::inclusive_scan, n);
+    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 16>, scan_shape<128, 32>,
+         scan_shape_knobs<128, 32, 5>>(c, algo::inclusive_scan, n);
+  }
+  // where the sleeps start (scan_knobs::delay_min_tiles): 4-byte tiles of 8192 items, 2^22 = 512 tiles
+  for (int k : {22, 23}) {
+    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape_knobs<256, 32, 0, 1245, 648>>(
+      c, algo::inclusive_scan, 1ll << k);
   }
   // where 8-byte scans switch to their large-input shape (scan_policy::large_min_items = 2^21)
   for (int k : {20, 21, 22}) {
-    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 32>>(c, algo::inclusive_scan, 1ll << k);
+    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>>(
+      c, algo::inclusive_scan, 1ll << k);
   }
-  // int64 shares double's policy but runs 6 % slower at 2^28: its 128 x 32 kernel takes 128
-  // registers (4 blocks of 128 per SM), double's 96 (5 blocks). Capped at 5 blocks: 96, no spills.
-  // CUB's sm_90 tuning for 8-byte plus: 224 x 24, sleeps 1290/632 ns (int64), 1215/576 (double)
-  tune<std::int64_t, scan_policy<std::int64_t>, scan_shape<256, 16>, scan_shape<128, 32>, scan_shape<128, 16>,
-       scan_shape_knobs<128, 32, 5>, scan_shape_knobs<224, 24, 0>, scan_shape_knobs<224, 24, 0, 1290, 632>,
-       scan_shape_knobs<128, 32, 5, 1290, 632>>(c, algo::inclusive_scan, 1ll << 28);
-  tune<double, scan_policy<double>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>, scan_shape_knobs<128, 32, 6>,
-       scan_shape_knobs<224, 24, 0, 1215, 576>, scan_shape_knobs<128, 32, 0, 1215, 576>>(c, algo::inclusive_scan,
-                                                                                       1ll << 28);
+  // 8-byte at 2^28: the large shape without its register cap (int64: 128 registers, 4 blocks of
+  // 128 per SM) and without sleeps; CUB's sm_90 tuning: 224 x 24, sleeps 1290/632 ns (int64),
+  // 1215/576 (double)
+  tune<std::int64_t, scan_policy<std::int64_t>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>,
+       scan_shape_knobs<224, 24, 0, 1290, 632>>(c, algo::inclusive_scan, 1ll << 28);
+  tune<double, scan_policy<double>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>,
+       scan_shape_knobs<224, 24, 0, 1215, 576>>(c, algo::inclusive_scan, 1ll << 28);
 
   if (c.opt.csv) {
     std::FILE* f = open_csv(name, c.opt.csv);

@@ -35,29 +35,46 @@ namespace cg = cooperative_groups;
 /// - `min_blocks`: blocks per multiprocessor ptxas must fit (`__launch_bounds__`' second argument,
 ///   a register cap); 0, which nvcc drops, leaves ptxas' choice alone (an explicit 1 changed it:
 ///   64 -> 80 registers for int32);
-/// - `first_delay_ns`, `poll_delay_ns`: the look-back's sleeps (detail::look_back); 0: none.
+/// - `first_delay_ns`, `poll_delay_ns`: the look-back's sleeps (detail::look_back); 0: none;
+/// - `delay_min_tiles`: grids of fewer tiles skip the sleeps (as CUB's, below 500 tiles). There
+///   all tiles start at once and a sleep only delays the chain; on larger grids the tiles of later
+///   waves find their predecessors finished after the first sleep.
 struct scan_knobs {
-  static constexpr unsigned min_blocks     = 0;
-  static constexpr unsigned first_delay_ns = 0;
-  static constexpr unsigned poll_delay_ns  = 0;
+  static constexpr unsigned min_blocks      = 0;
+  static constexpr unsigned first_delay_ns  = 0;
+  static constexpr unsigned poll_delay_ns   = 0;
+  static constexpr unsigned delay_min_tiles = 0;
+};
+
+/// Measured on the H200 by bench/device_bench (int32 and float, 2^28: sleeps 1.09-1.11x faster;
+/// grids of 512 tiles 0.92x, of 1024 1.01x, of 2048 1.02-1.05x). The first sleep does it: 1245
+/// ns before the first window alone gave the same, 648 ns between polls alone nothing.
+struct scan_sleeps : scan_knobs {
+  static constexpr unsigned first_delay_ns  = 1245;
+  static constexpr unsigned poll_delay_ns   = 648;
+  static constexpr unsigned delay_min_tiles = 1024;
 };
 
 /// Tile shape of the device-wide scan (measured on the H200 by bench/device_bench).
 template <class T>
-struct scan_policy : scan_knobs {
+struct scan_policy : scan_sleeps {
   static constexpr unsigned block = 256;
   static constexpr unsigned items = sizeof(T) <= 4 ? 32 : 4;
 };
 /// 8-byte values: 256 x 16 below 2^21 items, then fewer, larger tiles (128 x 32 measured for
 /// double 1.14x faster at 2^28, 1.05x at 2^21, 0.94x at 2^20): fewer look-back steps per byte.
+/// The large tiles fit 5 blocks per multiprocessor (int64 took 128 registers, 4 blocks; capped at
+/// 96, no spills: 1.07x at 2^28, double unchanged) and sleep in the look-back (int64 and double
+/// 1.07x at 2^28, 1.01-1.06x at 2^22 = 1024 tiles).
 template <class T>
   requires(sizeof(T) == 8)
 struct scan_policy<T> : scan_knobs {
   static constexpr unsigned block = 256;
   static constexpr unsigned items = 16;
-  struct large : scan_knobs {
-    static constexpr unsigned block = 128;
-    static constexpr unsigned items = 32;
+  struct large : scan_sleeps {
+    static constexpr unsigned block      = 128;
+    static constexpr unsigned items      = 32;
+    static constexpr unsigned min_blocks = 5;
   };
   static constexpr long long large_min_items = 1ll << 21;
 };
@@ -135,7 +152,11 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block, Policy::min_blocks)
       if (threadIdx.x == 0) {
         status.publish(tile, status_partial, aggregate);
       }
-      T const p = look_back<Policy::first_delay_ns, Policy::poll_delay_ns>(status, tile, op);
+      bool delay = true;  // uniform over the grid
+      if constexpr (Policy::delay_min_tiles > 0) {
+        delay = gridDim.x >= Policy::delay_min_tiles;
+      }
+      T const p = look_back<Policy::first_delay_ns, Policy::poll_delay_ns>(status, tile, op, delay);
       if (threadIdx.x == 0) {
         status.publish(tile, status_inclusive, T(op(p, aggregate)));
       }

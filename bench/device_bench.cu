@@ -257,9 +257,12 @@ void print_row(context const& c, row const& r) {
 
 template <class P>
 std::string shape_name() {
-  if constexpr (requires { P::unroll; }) {
+  if constexpr (requires { P::waves; }) {
     return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, " +
            std::to_string(P::waves) + (P::waves > 1 ? " waves" : " wave");
+  } else if constexpr (requires { P::unroll; }) {
+    return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, 1 block per " +
+           std::to_string(P::chunk_bytes >> 10) + " KB (1 to " + std::to_string(P::max_waves) + " waves)";
   } else if constexpr (requires { P::large_min_items; }) {
     return shape_name<scan_shape<P::block, P::items>>() + ", from 2^" +
            std::to_string(int(std::lround(std::log2(double(P::large_min_items))))) + ": " +
@@ -392,12 +395,14 @@ int main(int argc, char** argv) {
   std::printf("\n| algorithm | T | n | shape | us | default/shape |\n|---|---|---|---|---|---|\n");
   using tilewise::detail::reduce_policy;
   using tilewise::detail::scan_policy;
-  for (int k : c.opt.quick ? std::vector<int>{20, 28} : std::vector<int>{16, 20, 24, 28}) {
+  for (int k : c.opt.quick ? std::vector<int>{20, 24, 28} : std::vector<int>{16, 20, 24, 28, 30}) {
     long long const n = 1ll << k;
-    tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<512, 4, 1>, reduce_shape<256, 4, 4>,
-         reduce_shape<512, 8, 4>, reduce_shape<1024, 4, 4>, reduce_shape<512, 2, 4>, reduce_shape<512, 4, 8>>(c, algo::reduce, n);
-    tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>,
-         reduce_shape<1024, 2, 4>, reduce_shape<512, 4, 8>, reduce_shape<512, 8, 2>>(c, algo::reduce, n);
+    tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>,
+         reduce_shape<512, 4, 32>, reduce_shape<256, 4, 4>, reduce_shape<512, 8, 4>, reduce_shape<1024, 4, 4>,
+         reduce_shape<512, 2, 4>>(c, algo::reduce, n);
+    tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>, reduce_shape<512, 4, 32>,
+         reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>, reduce_shape<1024, 2, 4>, reduce_shape<512, 8, 2>>(
+      c, algo::reduce, n);
     // CUB's sm_90 tuning for 4-byte plus: 128 x 24, look-back sleeps 1245 ns first, 648 between polls
     tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape<128, 32>, scan_shape<256, 16>,
          scan_shape<128, 64>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, algo::inclusive_scan, n);

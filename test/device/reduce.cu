@@ -3,7 +3,7 @@
 // element; floating point exactly on integer-valued inputs and within a tolerance of a float64
 // reference on random ones; bitwise run-to-run determinism; Thrust iterators; an operator without
 // a known identity; a struct; more than 2^31 int8 elements reduced into int64; two streams at
-// once; bad arguments.
+// once; temp storage at any address; bad arguments.
 #include <cub/device/device_reduce.cuh>
 
 #include <thrust/device_ptr.h>
@@ -21,16 +21,17 @@ using namespace tw_test;
 
 namespace {
 
-/// tilewise::device::reduce into a poisoned result, with poisoned temp storage.
+/// tilewise::device::reduce into a poisoned result, with poisoned temp storage that starts
+/// `temp_shift` bytes into its allocation.
 template <class In, class Op, class Acc>
-Acc ours(In in, long long n, Op op, Acc init) {
+Acc ours(In in, long long n, Op op, Acc init, std::size_t temp_shift = 0) {
   std::size_t bytes = 0;
   REQUIRE(tilewise::device::reduce(nullptr, bytes, in, static_cast<Acc*>(nullptr), n, op, init) == cudaSuccess);
-  device_buffer<unsigned char> temp(bytes);
+  device_buffer<unsigned char> temp(bytes + temp_shift);
   temp.poison();
   device_buffer<Acc> out(1);
   out.poison();
-  REQUIRE(tilewise::device::reduce(temp.get(), bytes, in, out.get(), n, op, init) == cudaSuccess);
+  REQUIRE(tilewise::device::reduce(temp.get() + temp_shift, bytes, in, out.get(), n, op, init) == cudaSuccess);
   TW_CHECK_LAUNCH();
   return read_one(out.get());
 }
@@ -138,6 +139,19 @@ TEST_CASE_TEMPLATE("device::reduce: 50 runs are bitwise identical", T, float, do
 struct square_mod {
   __host__ __device__ long long operator()(long long i) const { return (i * i) % 1000003; }
 };
+
+TEST_CASE_TEMPLATE("device::reduce: temp storage at any address, as CUB accepts", T, std::int32_t, std::int64_t,
+                   double) {
+  // int32 records are 8-byte words, int64 and double ones 16-byte words: both need alignment.
+  long long const n = std::min(1ll << max_log2(), (1ll << 22) + 3);
+  device_buffer<T> in{std::size_t(n)};
+  fill(in.get(), n, 78, values::small);
+  T const ref = cub_reduce(in.get(), n, cuda::std::plus<>{}, T(2));
+  for (std::size_t shift : {1, 8, 200}) {
+    CAPTURE(shift);
+    CHECK(ours(in.get(), n, cuda::std::plus<>{}, T(2), shift) == ref);
+  }
+}
 
 TEST_CASE("device::reduce: Thrust iterators (counting, transform, device_ptr)") {
   for (long long n : {1ll, 1000ll, (1ll << 20) + 7, (1ll << 22) + 1}) {

@@ -2,7 +2,8 @@
 // every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
 // element, int8 / int32 / int64 / uint64, integer-valued float and double (exact sums), a
 // 16-byte non-commutative operator (2x2 matrix product), an operator without a known identity,
-// in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, bad arguments.
+// in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, temp storage at
+// any address, bad arguments.
 // Outputs are poisoned first and compared one element past the end, so a stray write shows.
 #include <cub/device/device_scan.cuh>
 
@@ -23,21 +24,23 @@ namespace {
 
 enum class kind { inclusive, exclusive };
 
-/// Our scan of in[0, n) into out, with poisoned temp storage; `init` only for exclusive scans.
+/// Our scan of in[0, n) into out, with poisoned temp storage that starts `temp_shift` bytes into
+/// its allocation; `init` only for exclusive scans.
 template <class In, class Out, class Op, class T>
-void ours(kind k, In in, Out out, long long n, Op op, T init, cudaStream_t stream = 0) {
+void ours(kind k, In in, Out out, long long n, Op op, T init, std::size_t temp_shift = 0) {
   std::size_t bytes = 0;
   if (k == kind::inclusive) {
     REQUIRE(tilewise::device::inclusive_scan(nullptr, bytes, in, out, n, op) == cudaSuccess);
   } else {
     REQUIRE(tilewise::device::exclusive_scan(nullptr, bytes, in, out, n, op, init) == cudaSuccess);
   }
-  device_buffer<unsigned char> temp(bytes);
+  device_buffer<unsigned char> temp(bytes + temp_shift);
   temp.poison();
+  void* const t = temp.get() + temp_shift;
   if (k == kind::inclusive) {
-    REQUIRE(tilewise::device::inclusive_scan(temp.get(), bytes, in, out, n, op, stream) == cudaSuccess);
+    REQUIRE(tilewise::device::inclusive_scan(t, bytes, in, out, n, op) == cudaSuccess);
   } else {
-    REQUIRE(tilewise::device::exclusive_scan(temp.get(), bytes, in, out, n, op, init, stream) == cudaSuccess);
+    REQUIRE(tilewise::device::exclusive_scan(t, bytes, in, out, n, op, init) == cudaSuccess);
   }
   TW_CHECK_LAUNCH();
 }
@@ -118,6 +121,22 @@ TEST_CASE("device scans: in place (out == in)") {
       ours(k, inout.get(), inout.get(), n, cuda::std::plus<>{}, 5);
       cub_scan(k, in.get(), ref.get(), n, cuda::std::plus<>{}, 5);
       CHECK(compare_bits(inout.get(), ref.get(), n).count == 0);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("device scans: temp storage at any address, as CUB accepts", T, std::int32_t, std::int64_t, double) {
+  // int32 records are 8-byte words, int64 and double ones 16-byte words: both need alignment.
+  long long const n = std::min(1ll << max_log2(), (1ll << 22) + 3);
+  device_buffer<T> in{std::size_t(n)}, a{std::size_t(n)}, b{std::size_t(n)};
+  fill(in.get(), n, 77, values::small);
+  for (kind k : {kind::inclusive, kind::exclusive}) {
+    cub_scan(k, in.get(), b.get(), n, cuda::std::plus<>{}, T(2));
+    for (std::size_t shift : {1, 8, 200}) {
+      CAPTURE(shift);
+      a.poison();
+      ours(k, in.get(), a.get(), n, cuda::std::plus<>{}, T(2), shift);
+      CHECK(compare_bits(a.get(), b.get(), n).count == 0);
     }
   }
 }

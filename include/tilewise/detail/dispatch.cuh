@@ -37,7 +37,8 @@ bool null_pointer(It const& it) {
 }
 
 /// Carves one caller-provided temp allocation into 256-byte aligned parts (the two-phase API:
-/// with `temp == nullptr` only the size is computed).
+/// with `temp == nullptr` only the size is computed). Like CUB, it accepts any `temp` pointer:
+/// the parts start at `temp` rounded up to 256 bytes, and the size asks for 255 bytes more.
 class temp_layout {
  public:
   static constexpr std::size_t alignment = 256;
@@ -48,12 +49,13 @@ class temp_layout {
     size_ += cuda::round_up(bytes == 0 ? std::size_t(1) : bytes, alignment);
     return at;
   }
-  std::size_t bytes() const { return size_; }
+  std::size_t bytes() const { return size_ + alignment - 1; }
 
   /// Part `offset` of `temp`, as T*.
   template <class T>
   static T* at(void* temp, std::size_t offset) {
-    return reinterpret_cast<T*>(static_cast<unsigned char*>(temp) + offset);
+    auto const base = cuda::round_up(reinterpret_cast<std::uintptr_t>(temp), std::uintptr_t(alignment));
+    return reinterpret_cast<T*>(base + offset);
   }
 
  private:

@@ -3,8 +3,6 @@
 // list, and TILEWISE_TEST_MAX_LOG2 (the largest size; smaller under compute-sanitizer).
 #pragma once
 
-#include <cub/device/device_reduce.cuh>
-
 #include <cuda/cmath>
 
 #include <cstdint>
@@ -18,13 +16,21 @@
 
 namespace tw_test {
 
-/// log2 of the largest input: TILEWISE_TEST_MAX_LOG2, default 28.
-inline int max_log2() {
-  if (char const* s = std::getenv("TILEWISE_TEST_MAX_LOG2")) {
-    int const n = std::atoi(s);
-    if (n > 0) return n;
-  }
-  return 28;
+/// TILEWISE_TEST_MAX_LOG2 when set to a positive number, else 0.
+inline int max_log2_setting() {
+  char const* s = std::getenv("TILEWISE_TEST_MAX_LOG2");
+  int const n   = s ? std::atoi(s) : 0;
+  return n > 0 ? n : 0;
+}
+
+/// log2 of the largest input of the size lists: TILEWISE_TEST_MAX_LOG2, default 28.
+inline int max_log2() { return max_log2_setting() > 0 ? max_log2_setting() : 28; }
+
+/// Whether the cases above 2^31 elements run: unless TILEWISE_TEST_MAX_LOG2 is set below 31
+/// (the sanitizer runs of scripts/gpu-check.sh set 18). The plain CTest run sets nothing.
+inline bool above_2_31() {
+  int const n = max_log2_setting();
+  return n == 0 || n >= 31;
 }
 
 /// 0, 1, 2, 31, 33, 1023, 1025, and 2^k - 1, 2^k, 2^k + 1 for k = 4, 8, 11, 12, 13, 16, 20, 24, 28

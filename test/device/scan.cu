@@ -1,7 +1,8 @@
 // device::inclusive_scan / exclusive_scan against cub::DeviceScan on the same inputs, bit for bit:
 // every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
-// element, int8 / int32 / int64 / uint64, integer-valued float and double (exact sums), a
-// 16-byte non-commutative operator (2x2 matrix product), an operator without a known identity,
+// element, int8 / int32 / int64 / uint64, integer-valued float and double (exact sums), 8- and
+// 16-byte non-commutative operators (affine maps, 2x2 matrix product), operators without a known
+// identity (4 and 8 bytes), repeated launches on 8-byte records,
 // in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, temp storage at
 // any address, bad arguments.
 // Outputs are poisoned first and compared one element past the end, so a stray write shows.
@@ -109,6 +110,32 @@ TEST_CASE_TEMPLATE("device scans: integer-valued floating point (exact sums) vs 
 
 TEST_CASE("device scans: 16-byte non-commutative operator (2x2 matrix product)") {
   check_exact<mat2>(mat2_mul{}, values::bits, mat2{1, 2, 3, 4});
+}
+
+TEST_CASE("device scans: 8-byte operators, non-commutative (affine maps) and without a known identity") {
+  check_exact<aff32>(aff32_then{}, values::bits, aff32{3, 7});
+  check_exact<std::int64_t>(user_plus{}, values::bits, std::int64_t(11));
+}
+
+TEST_CASE("device scans: 8-byte records, 30 launches in a row on one temp storage, each vs CUB") {
+  // The 16-byte {tag, value} records rely on a 16-byte access being read whole; repeated large
+  // grids give a torn record many chances to show as a wrong prefix.
+  long long const n = std::min(1ll << max_log2(), (1ll << 24) + 1);
+  device_buffer<aff32> in{std::size_t(n)}, a{std::size_t(n)}, b{std::size_t(n)};
+  fill(in.get(), n, 90);
+  cub_scan(kind::inclusive, in.get(), b.get(), n, aff32_then{}, aff32{});
+  std::size_t bytes = 0;
+  REQUIRE(tilewise::device::inclusive_scan(nullptr, bytes, in.get(), a.get(), n, aff32_then{}) == cudaSuccess);
+  device_buffer<unsigned char> temp(bytes);
+  temp.poison();
+  int failures = 0;
+  for (int rep = 0; rep < 30; ++rep) {
+    a.poison();
+    REQUIRE(tilewise::device::inclusive_scan(temp.get(), bytes, in.get(), a.get(), n, aff32_then{}) == cudaSuccess);
+    TW_CHECK_LAUNCH();
+    failures += compare_bits(a.get(), b.get(), n).count != 0;
+  }
+  CHECK(failures == 0);
 }
 
 TEST_CASE("device scans: in place (out == in)") {

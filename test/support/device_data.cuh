@@ -59,6 +59,8 @@ template <class T>
 __host__ __device__ T make_value(std::uint64_t r, values how) {
   if constexpr (std::is_same_v<T, mat2>) {
     return {std::uint32_t(r), std::uint32_t(r >> 32), std::uint32_t(mix64(r)), std::uint32_t(mix64(r) >> 32)};
+  } else if constexpr (std::is_same_v<T, aff32>) {
+    return {std::uint32_t(r), std::uint32_t(r >> 32)};
   } else if constexpr (std::is_floating_point_v<T>) {
     if (how == values::small) return T(int(r % 9) - 4);
     return T(double(r >> 11) * 0x1.0p-52 - 1.0);

@@ -68,6 +68,16 @@ struct aff16_then {
   }
 };
 
+/// Affine maps t -> a t + b on uint32 (mod 2^32) under composition "x, then y": associative, not
+/// commutative, 8 bytes (the device scans' 16-byte {tag, value} records).
+struct aff32 {
+  std::uint32_t a, b;
+  friend bool operator==(aff32 const&, aff32 const&) = default;
+};
+struct aff32_then {
+  __host__ __device__ aff32 operator()(aff32 const& x, aff32 const& y) const { return {x.a * y.a, x.b * y.a + y.b}; }
+};
+
 /// A user-defined commutative operator on integers the library cannot recognise (generic path).
 struct user_plus {
   template <class T>
@@ -151,7 +161,8 @@ inline constexpr bool exact_v = !std::is_floating_point_v<T> && !std::is_same_v<
 
 /// Whether the operator commutes (CUB's reductions are only compared for commutative ops).
 template <class Op>
-inline constexpr bool commutative_v = !std::is_same_v<Op, mat2_mul> && !std::is_same_v<Op, aff16_then>;
+inline constexpr bool commutative_v =
+  !std::is_same_v<Op, mat2_mul> && !std::is_same_v<Op, aff16_then> && !std::is_same_v<Op, aff32_then>;
 
 /// Cooperative Groups' functors are device-only: the host reference uses libcu++'s equivalents.
 template <class Op>
@@ -200,6 +211,6 @@ char const* name_of() {
   else return "?";
 }
 
-static_assert(sizeof(s12) == 12 && sizeof(s24) == 24 && sizeof(mat2) == 16 && sizeof(aff16) == 4);
+static_assert(sizeof(s12) == 12 && sizeof(s24) == 24 && sizeof(mat2) == 16 && sizeof(aff16) == 4 && sizeof(aff32) == 8);
 
 }  // namespace tw_test

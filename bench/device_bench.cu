@@ -41,9 +41,11 @@ template <unsigned B, unsigned I, unsigned M, unsigned FirstNs = 0, unsigned Pol
 struct scan_shape_knobs : scan_shape<B, I> {
   static constexpr unsigned min_blocks = M, first_delay_ns = FirstNs, poll_delay_ns = PollNs;
 };
+/// A reduce shape with a fixed grid of `Waves` waves (detail::reduce_policy's min = max waves).
 template <unsigned B, unsigned U, unsigned Waves = 1>
 struct reduce_shape {
-  static constexpr unsigned block = B, unroll = U, waves = Waves;
+  static constexpr unsigned block = B, unroll = U, min_waves = Waves, max_waves = Waves;
+  static constexpr long long chunk_bytes = 1;
 };
 
 namespace {
@@ -257,12 +259,13 @@ void print_row(context const& c, row const& r) {
 
 template <class P>
 std::string shape_name() {
-  if constexpr (requires { P::waves; }) {
-    return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, " +
-           std::to_string(P::waves) + (P::waves > 1 ? " waves" : " wave");
-  } else if constexpr (requires { P::unroll; }) {
-    return std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, 1 block per " +
-           std::to_string(P::chunk_bytes >> 10) + " KB (1 to " + std::to_string(P::max_waves) + " waves)";
+  if constexpr (requires { P::unroll; }) {
+    std::string const s = std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, ";
+    if (P::min_waves == P::max_waves) {
+      return s + std::to_string(P::max_waves) + (P::max_waves > 1 ? " waves" : " wave");
+    }
+    return s + "1 block per " + std::to_string(P::chunk_bytes >> 10) + " KB (" + std::to_string(P::min_waves) +
+           " to " + std::to_string(P::max_waves) + " waves)";
   } else if constexpr (requires { P::large_min_items; }) {
     return shape_name<scan_shape<P::block, P::items>>() + ", from 2^" +
            std::to_string(int(std::lround(std::log2(double(P::large_min_items))))) + ": " +

@@ -37,12 +37,13 @@ template <class T>
 struct reduce_policy {
   static constexpr unsigned block  = 512;
   static constexpr unsigned unroll = 4;  ///< 16-byte vectors (or elements) in flight per thread
-  /// grid = one block per `chunk_bytes` of input, at least one wave (occupancy x SMs) and at most
-  /// `max_waves`: blocks that finish early make room for others, which evens out the
+  /// grid = one block per `chunk_bytes` of input, at least `min_waves` waves (occupancy x SMs)
+  /// and at most `max_waves`: blocks that finish early make room for others, which evens out the
   /// multiprocessors' unequal shares of DRAM bandwidth. Fixed wave counts were best at about
   /// 0.5 MB per block whatever n: double 2^24 1 wave (1.14x faster than 4 waves), 2^28 8 waves
   /// (1.02x), 2^30 32 waves (1.08x); int32 2^28 4 waves, 2^30 8-32 waves (1.02-1.04x).
   static constexpr long long chunk_bytes = 512 << 10;
+  static constexpr unsigned min_waves    = 1;
   static constexpr unsigned max_waves    = 64;
 };
 
@@ -206,15 +207,11 @@ cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt 
   static resident_cache cache;
   int wave = 0;
   TILEWISE_RETURN_IF_ERROR(cache.get(kernel, Policy::block, 0, wave));
-  long long blocks_max = wave;
-  if constexpr (requires { Policy::waves; }) {  // a fixed wave count (bench/device_bench's shapes)
-    blocks_max *= Policy::waves;
-  } else {
-    long long const chunks = cuda::ceil_div(num_items * static_cast<long long>(sizeof(iter_value_t<InIt>)),
-                                            Policy::chunk_bytes);
-    blocks_max = std::clamp(chunks, blocks_max, blocks_max * Policy::max_waves);
-  }
-  reduce_split const split = split_reduce<Policy>(in, num_items, blocks_max);
+  long long const chunks =
+    cuda::ceil_div(num_items * static_cast<long long>(sizeof(iter_value_t<InIt>)), Policy::chunk_bytes);
+  long long const blocks_max = std::clamp(chunks, static_cast<long long>(wave) * Policy::min_waves,
+                                          static_cast<long long>(wave) * Policy::max_waves);
+  reduce_split const split   = split_reduce<Policy>(in, num_items, blocks_max);
   temp_layout layout;
   std::size_t const tags = layout.add(tile_status<T>::tag_bytes(split.blocks));
   std::size_t const part = layout.add(tile_status<T>::value_bytes(split.blocks));

@@ -182,7 +182,7 @@ inline void csv_time(std::FILE* f, double us) {
   }
 }
 
-// ---- reduce / scan chains (tile_bench, block_bench) ----------------------------------------------
+// ---- reduce / scan names and chains (chains: tile_bench, block_bench; names: device_bench too) -----
 
 enum class prim { reduce, inclusive_scan, exclusive_scan };
 
@@ -194,6 +194,8 @@ template <class T>
 constexpr char const* type_name() {
   if constexpr (std::is_same_v<T, std::int32_t>) {
     return "int32";
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return "int64";
   } else if constexpr (std::is_same_v<T, float>) {
     return "float";
   } else {

@@ -60,19 +60,6 @@ void usage(std::FILE* f) {
                "  --json FILE  also write the rows as JSON\n");
 }
 
-enum class algo { reduce, inclusive_scan, exclusive_scan };
-char const* algo_name(algo a) {
-  return a == algo::reduce ? "reduce" : a == algo::inclusive_scan ? "inclusive_scan" : "exclusive_scan";
-}
-
-template <class T>
-char const* type_str() {
-  if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
-  if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
-  if constexpr (std::is_same_v<T, float>) return "float";
-  if constexpr (std::is_same_v<T, double>) return "double";
-}
-
 __host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -126,12 +113,12 @@ struct buffers {
 /// Our call with a given policy (the public calls use the default policy): reduce policies have
 /// `unroll`, scan policies `items`.
 template <class Policy, class T>
-cudaError_t ours(algo a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
+cudaError_t ours(prim a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
   auto const plus = cuda::std::plus<>{};
   if constexpr (requires { Policy::unroll; }) {
     (void)a;
     return tilewise::detail::dispatch_reduce<Policy>(temp, bytes, in, out, n, plus, T(0), 0);
-  } else if (a == algo::inclusive_scan) {
+  } else if (a == prim::inclusive_scan) {
     return tilewise::detail::dispatch_scan<Policy, false>(temp, bytes, in, out, n, plus, T(0), 0);
   } else {
     return tilewise::detail::dispatch_scan<Policy, true>(temp, bytes, in, out, n, plus, T(0), 0);
@@ -139,26 +126,26 @@ cudaError_t ours(algo a, void* temp, std::size_t& bytes, T const* in, T* out, lo
 }
 
 template <class T>
-cudaError_t cub_call(algo a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
+cudaError_t cub_call(prim a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
   auto const plus = cuda::std::plus<>{};
   switch (a) {
-    case algo::reduce: return cub::DeviceReduce::Reduce(temp, bytes, in, out, n, plus, T(0));
-    case algo::inclusive_scan: return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, plus, n);
+    case prim::reduce: return cub::DeviceReduce::Reduce(temp, bytes, in, out, n, plus, T(0));
+    case prim::inclusive_scan: return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, plus, n);
     default: return cub::DeviceScan::ExclusiveScan(temp, bytes, in, out, plus, T(0), n);
   }
 }
 
 template <class T>
-void thrust_call(algo a, T const* in, T* out, long long n) {
+void thrust_call(prim a, T const* in, T* out, long long n) {
   thrust::device_ptr<T const> first(in);
   thrust::device_ptr<T> result(out);
   switch (a) {
-    case algo::reduce: {
+    case prim::reduce: {
       T const r = thrust::reduce(thrust::cuda::par, first, first + n, T(0), cuda::std::plus<>{});
       (void)r;
       break;
     }
-    case algo::inclusive_scan: thrust::inclusive_scan(thrust::cuda::par, first, first + n, result); break;
+    case prim::inclusive_scan: thrust::inclusive_scan(thrust::cuda::par, first, first + n, result); break;
     default: thrust::exclusive_scan(thrust::cuda::par, first, first + n, result, T(0)); break;
   }
 }
@@ -212,10 +199,10 @@ double measure_copy(timer const& tm) {
 }
 
 template <class T>
-row measure(context& c, algo a, long long n) {
+row measure(context& c, prim a, long long n) {
   buffers<T> buf(n, c.l2_bytes);
   std::size_t ob = 0, cb = 0;
-  if (a == algo::reduce) {
+  if (a == prim::reduce) {
     TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
   } else {
     TW_BENCH_CUDA(ours<tilewise::detail::scan_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
@@ -227,7 +214,7 @@ row measure(context& c, algo a, long long n) {
     [&](std::size_t k) {
       if (k == 0) {
         std::size_t b = ob;
-        if (a == algo::reduce) {
+        if (a == prim::reduce) {
           TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
         } else {
           TW_BENCH_CUDA(ours<tilewise::detail::scan_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
@@ -240,8 +227,8 @@ row measure(context& c, algo a, long long n) {
       }
     },
     [&] { buf.rotate(); });
-  double const bytes = double(n) * sizeof(T) * (a == algo::reduce ? 1 : 2);
-  return {algo_name(a), type_str<T>(), n, us[0], us[1], us[2], bytes};
+  double const bytes = double(n) * sizeof(T) * (a == prim::reduce ? 1 : 2);
+  return {prim_name(a), type_name<T>(), n, us[0], us[1], us[2], bytes};
 }
 
 double pct_copy(context const& c, double bytes, double us) { return 100.0 * bytes / (us * 1e3) / c.copy_gbs; }
@@ -284,9 +271,9 @@ std::string shape_name() {
 /// Alternative tile shapes of our kernels (the first is the default): median time of each and
 /// its ratio to the first, one table row per shape.
 template <class T, class... Shapes>
-void tune(context& c, algo a, long long n) {
+void tune(context& c, prim a, long long n) {
   buffers<T> buf(n, c.l2_bytes);
-  using fn = cudaError_t (*)(algo, void*, std::size_t&, T const*, T*, long long);
+  using fn = cudaError_t (*)(prim, void*, std::size_t&, T const*, T*, long long);
   std::vector<fn> const fns{&ours<Shapes, T>...};
   std::vector<std::string> const names{shape_name<Shapes>()...};
   std::size_t bytes = 0;
@@ -305,7 +292,7 @@ void tune(context& c, algo a, long long n) {
     [&] { buf.rotate(); });
   int const lg = int(std::lround(std::log2(double(n))));
   if constexpr (std::is_integral_v<T>) {  // integer results do not depend on the shape: check them
-    std::size_t const m = a == algo::reduce ? 1 : std::size_t(n);
+    std::size_t const m = a == prim::reduce ? 1 : std::size_t(n);
     T* ref              = nullptr;
     TW_BENCH_CUDA(cudaMalloc(&ref, m * sizeof(T)));
     for (std::size_t k = 0; k < fns.size(); ++k) {
@@ -314,14 +301,14 @@ void tune(context& c, algo a, long long n) {
       if (k == 0) {
         TW_BENCH_CUDA(cudaMemcpy(ref, buf.output(), m * sizeof(T), cudaMemcpyDeviceToDevice));
       } else if (!thrust::equal(thrust::device, ref, ref + m, buf.output())) {
-        std::printf("WARNING: %s %s 2^%d: %s differs from the default's result\n", algo_name(a), type_str<T>(), lg,
+        std::printf("WARNING: %s %s 2^%d: %s differs from the default's result\n", prim_name(a), type_name<T>(), lg,
                     names[k].c_str());
       }
     }
     TW_BENCH_CUDA(cudaFree(ref));
   }
   for (std::size_t k = 0; k < fns.size(); ++k) {
-    std::printf("| %s | %s | 2^%d | %s%s |", algo_name(a), type_str<T>(), lg, names[k].c_str(), k ? "" : " (default)");
+    std::printf("| %s | %s | 2^%d | %s%s |", prim_name(a), type_name<T>(), lg, names[k].c_str(), k ? "" : " (default)");
     print_time(us[k]);
     std::printf(" %.3f |\n", us[0] / us[k]);
   }
@@ -360,7 +347,7 @@ int main(int argc, char** argv) {
     for (int k = 10; k <= 30; ++k) logs.push_back(k);
   }
   std::vector<row> rows;
-  for (algo a : {algo::reduce, algo::inclusive_scan, algo::exclusive_scan}) {
+  for (prim a : {prim::reduce, prim::inclusive_scan, prim::exclusive_scan}) {
     for (int k : logs) {
       long long const n = 1ll << k;
       rows.push_back(measure<std::int32_t>(c, a, n));
@@ -402,33 +389,33 @@ int main(int argc, char** argv) {
     long long const n = 1ll << k;
     tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>,
          reduce_shape<512, 4, 32>, reduce_shape<256, 4, 4>, reduce_shape<512, 8, 4>, reduce_shape<1024, 4, 4>,
-         reduce_shape<512, 2, 4>>(c, algo::reduce, n);
+         reduce_shape<512, 2, 4>>(c, prim::reduce, n);
     tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>, reduce_shape<512, 4, 32>,
          reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>, reduce_shape<1024, 2, 4>, reduce_shape<512, 8, 2>>(
-      c, algo::reduce, n);
+      c, prim::reduce, n);
     // CUB's sm_90 tuning for 4-byte plus: 128 x 24, look-back sleeps 1245 ns first, 648 between polls
     tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape<128, 32>, scan_shape<256, 16>,
-         scan_shape<128, 64>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, algo::inclusive_scan, n);
+         scan_shape<128, 64>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, prim::inclusive_scan, n);
     tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 16>, scan_shape<128, 32>,
-         scan_shape_knobs<128, 32, 5>>(c, algo::inclusive_scan, n);
+         scan_shape_knobs<128, 32, 5>>(c, prim::inclusive_scan, n);
   }
   // where the sleeps start (scan_knobs::delay_min_tiles): 4-byte tiles of 8192 items, 2^22 = 512 tiles
   for (int k : {22, 23}) {
     tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape_knobs<256, 32, 0, 1245, 648>>(
-      c, algo::inclusive_scan, 1ll << k);
+      c, prim::inclusive_scan, 1ll << k);
   }
   // where 8-byte scans switch to their large-input shape (scan_policy::large_min_items = 2^21)
   for (int k : {20, 21, 22}) {
     tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>>(
-      c, algo::inclusive_scan, 1ll << k);
+      c, prim::inclusive_scan, 1ll << k);
   }
   // 8-byte at 2^28: the large shape without its register cap (int64: 128 registers, 4 blocks of
   // 128 per SM) and without sleeps; CUB's sm_90 tuning: 224 x 24, sleeps 1290/632 ns (int64),
   // 1215/576 (double)
   tune<std::int64_t, scan_policy<std::int64_t>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>,
-       scan_shape_knobs<224, 24, 0, 1290, 632>>(c, algo::inclusive_scan, 1ll << 28);
+       scan_shape_knobs<224, 24, 0, 1290, 632>>(c, prim::inclusive_scan, 1ll << 28);
   tune<double, scan_policy<double>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>,
-       scan_shape_knobs<224, 24, 0, 1215, 576>>(c, algo::inclusive_scan, 1ll << 28);
+       scan_shape_knobs<224, 24, 0, 1215, 576>>(c, prim::inclusive_scan, 1ll << 28);
 
   if (c.opt.csv) {
     std::FILE* f = open_csv(name, c.opt.csv);

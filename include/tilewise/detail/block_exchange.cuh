@@ -34,6 +34,7 @@
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/group.cuh>
+#include <tilewise/detail/tile_io.cuh>
 #include <tilewise/tile/reduce.cuh>
 #include <tilewise/tile/scan.cuh>
 
@@ -171,12 +172,8 @@ struct block_plans {
 
 // ---- caller-owned storage -------------------------------------------------------------------------
 
-/// Elements of T per 16-byte vector when T packs evenly into one, else 1.
-template <class T>
-inline constexpr unsigned vector_elems = (sizeof(T) <= 16 && 16 % sizeof(T) == 0) ? unsigned(16 / sizeof(T)) : 1u;
-
 template <class T, unsigned N>
-inline constexpr unsigned padded = (N + vector_elems<T> - 1) / vector_elems<T> * vector_elems<T>;
+inline constexpr unsigned padded = (N + vec_elems<T> - 1) / vec_elems<T> * vec_elems<T>;
 
 template <class T>
 inline constexpr unsigned storage_align = alignof(T) > 16 ? unsigned(alignof(T)) : 16u;
@@ -400,8 +397,8 @@ TILEWISE_DEVICE maybe_t<Op, T> prefix_fold(T const* x, unsigned n, Op& op) {
 /// past `bound` stays inside it.
 template <unsigned K, bool Full, class Layout = contiguous_slots, class T>
 TILEWISE_DEVICE void load_slots(T const* buf, unsigned first, unsigned bound, T* x) {
-  constexpr bool vec = Full && Layout::contiguous && vector_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
-  if constexpr (vec) {
+  constexpr bool vectors = Full && Layout::contiguous && vec_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
+  if constexpr (vectors) {
     constexpr unsigned n = K * sizeof(T) / 16;
     uint4 raw[n];
     uint4 const* src = reinterpret_cast<uint4 const*>(buf + first);
@@ -424,8 +421,8 @@ TILEWISE_DEVICE void load_slots(T const* buf, unsigned first, unsigned bound, T*
 /// allows; elements at or past `bound` are not stored. `Full`: first + K <= bound is known.
 template <unsigned K, bool Full, class Layout = contiguous_slots, class T>
 TILEWISE_DEVICE void store_slots(T* buf, unsigned first, unsigned bound, T const* x) {
-  constexpr bool vec = Full && Layout::contiguous && vector_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
-  if constexpr (vec) {
+  constexpr bool vectors = Full && Layout::contiguous && vec_elems<T> > 1 && (K * sizeof(T)) % 16 == 0;
+  if constexpr (vectors) {
     constexpr unsigned n = K * sizeof(T) / 16;
     uint4 raw[n];
     __builtin_memcpy(raw, x, sizeof(raw));

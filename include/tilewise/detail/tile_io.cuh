@@ -15,7 +15,8 @@
 
 namespace tilewise::detail {
 
-/// Elements of T per 16-byte vector (1 when T does not divide 16 bytes).
+/// Elements of T per 16-byte vector when T packs evenly into one, else 1 (also the exchange
+/// buffers' padding unit in detail/block_exchange.cuh).
 template <class T>
 inline constexpr unsigned vec_elems = (sizeof(T) < 16 && 16 % sizeof(T) == 0) ? unsigned(16 / sizeof(T)) : 1u;
 

@@ -41,6 +41,7 @@
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/group.cuh>
 #include <tilewise/grid/workspace.cuh>
 
 namespace tilewise::detail {
@@ -52,7 +53,7 @@ template <class T, unsigned BlockSize, unsigned W>
 struct check_grid_args {
   static_assert(BlockSize % 32 == 0 && BlockSize >= 32 && BlockSize <= 1024,
                 "tilewise::grid: BlockSize must be a multiple of 32 in [32, 1024]");
-  static_assert(W == 8 || W == 16 || W == 32 || W == 1 || W == 2 || W == 4,
+  static_assert(valid_tile_width<W>,
                 "tilewise::grid: tile width W must be a power of two no larger than 32 (1, 2, 4, 8, 16 or 32)");
   static_assert(cuda::std::is_trivially_copyable_v<T> && cuda::std::is_default_constructible_v<T>,
                 "tilewise::grid: T must be trivially copyable and default constructible");

@@ -43,7 +43,8 @@ namespace tilewise::grid {
 namespace cg = cooperative_groups;
 
 /// @brief Grid-wide reduction inside a cooperative kernel: every thread of the grid gets the
-///        reduction of one value per thread, combined in grid thread_rank order.
+///        reduction of one value per thread, combined in one fixed order for a given grid size
+///        (grid thread_rank order for ops tilewise does not know to commute; see the file comment).
 /// @tparam T         any trivially copyable, default constructible type, sizeof(T) <= the
 ///                   workspace's slot_bytes
 /// @tparam BlockSize threads per block of the launch, a multiple of 32 in [32, 1024]

@@ -128,12 +128,16 @@ class reduce {
     __syncthreads();  // also orders every thread's earlier writes before thread 0's release
     T partial{};
     if (call.rank == 0) {
-      T x[warps];
+      if constexpr (totals_in_registers) {
+        T x[warps];
 #pragma unroll
-      for (unsigned i = 0; i < warps; ++i) {
-        x[i] = before[i];
+        for (unsigned i = 0; i < warps; ++i) {
+          x[i] = before[i];
+        }
+        partial = detail::tree_fold<0, warps>(x, op);
+      } else {
+        partial = fold_in_turn(before, warps, op);
       }
-      partial = detail::tree_fold<0, warps>(x, op);
     }
     return partial;
   }
@@ -183,12 +187,32 @@ class reduce {
       holding_warps = (c.threads + 31) / 32;
     }
     __syncthreads();
-    T x[warps];
+    if constexpr (totals_in_registers) {
+      T x[warps];
 #pragma unroll
-    for (unsigned i = 0; i < warps; ++i) {
-      x[i] = after[i];
+      for (unsigned i = 0; i < warps; ++i) {
+        x[i] = after[i];
+      }
+      return detail::prefix_fold<warps>(x, holding_warps, op).value;
+    } else {
+      return fold_in_turn(after, holding_warps, op);
     }
-    return detail::prefix_fold<warps>(x, holding_warps, op).value;
+  }
+
+  /// Whether the block stages fold the warp totals as a tree in registers: while they take at most
+  /// 256 bytes. Larger ones (a 16-byte T in blocks of 1024: 512 bytes) spilled to local memory
+  /// (mat2 232 bytes, a 24-byte struct 1068 bytes in blocks of 1024); they are folded one at a
+  /// time from shared memory instead, in the same order.
+  static constexpr bool totals_in_registers = sizeof(T) * warps <= 256;
+
+  /// w[0] op w[1] op ... op w[count - 1] (count >= 1), left to right.
+  template <class Op>
+  TILEWISE_DEVICE static T fold_in_turn(T const* w, unsigned count, Op& op) {
+    T acc = w[0];
+    for (unsigned i = 1; i < count; ++i) {
+      acc = T(op(acc, w[i]));
+    }
+    return acc;
   }
 
   /// Integer sums of at most 32 bits: the block's partial and its arrival are one atomic add to

@@ -101,6 +101,10 @@ inline int cooperative_grid_size(int requested, int blocks_per_sm, int sms, long
 }
 
 /// The kernel's limits on the current device, after checking that it supports cooperative launches.
+/// Queried on every call, unlike the occupancy of the device-wide kernels (detail::resident_cache):
+/// the caller's kernel may change between launches what it may use and how many blocks fit
+/// (cudaFuncSetAttribute: the dynamic shared-memory limit, the carveout), and a remembered limit
+/// would then refuse a launch that fits or wave through one that does not.
 template <class... KArgs>
 cooperative_limits query_cooperative(void (*kernel)(KArgs...), dim3 block, std::size_t smem, long long& threads) {
   if (kernel == nullptr) {

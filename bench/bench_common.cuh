@@ -192,7 +192,9 @@ constexpr char const* prim_name(prim p) {
 
 template <class T>
 constexpr char const* type_name() {
-  if constexpr (std::is_same_v<T, std::int32_t>) {
+  if constexpr (std::is_same_v<T, std::int8_t>) {
+    return "int8";
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
     return "int32";
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     return "int64";

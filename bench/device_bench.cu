@@ -253,10 +253,6 @@ std::string shape_name() {
     }
     return s + "1 block per " + std::to_string(P::chunk_bytes >> 10) + " KB (" + std::to_string(P::min_waves) +
            " to " + std::to_string(P::max_waves) + " waves)";
-  } else if constexpr (requires { P::large_min_items; }) {
-    return shape_name<scan_shape<P::block, P::items>>() + ", from 2^" +
-           std::to_string(int(std::lround(std::log2(double(P::large_min_items))))) + ": " +
-           shape_name<typename P::large>();
   } else {
     std::string s = std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
     if (P::min_blocks) s += ", " + std::to_string(P::min_blocks) + " blocks per SM";
@@ -393,29 +389,29 @@ int main(int argc, char** argv) {
     tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>, reduce_shape<512, 4, 32>,
          reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>, reduce_shape<1024, 2, 4>, reduce_shape<512, 8, 2>>(
       c, prim::reduce, n);
-    // CUB's sm_90 tuning for 4-byte plus: 128 x 24, look-back sleeps 1245 ns first, 648 between polls
-    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape<128, 32>, scan_shape<256, 16>,
-         scan_shape<128, 64>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, prim::inclusive_scan, n);
-    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 16>, scan_shape<128, 32>,
-         scan_shape_knobs<128, 32, 5>>(c, prim::inclusive_scan, n);
+    // the defaults (32 KB tiles held in shared memory, 6 blocks per SM, sleeps from 1024 tiles)
+    // against 5 blocks per SM, 128-thread blocks, and CUB's sm_90 tuning for 4-byte plus:
+    // 128 x 24, look-back sleeps 1245 ns first, 648 between polls
+    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape_knobs<256, 32, 5, 1245, 648>,
+         scan_shape_knobs<128, 64, 12, 1245, 648>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, prim::inclusive_scan,
+                                                                                            n);
+    tune<double, scan_policy<double>, scan_shape_knobs<256, 16, 5, 1245, 648>,
+         scan_shape_knobs<128, 32, 12, 1245, 648>, scan_shape<256, 16>>(c, prim::inclusive_scan, n);
   }
   // where the sleeps start (scan_knobs::delay_min_tiles): 4-byte tiles of 8192 items, 2^22 = 512 tiles
   for (int k : {22, 23}) {
-    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape<256, 32>, scan_shape_knobs<256, 32, 0, 1245, 648>>(
-      c, prim::inclusive_scan, 1ll << k);
+    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape_knobs<256, 32, 6>,
+         scan_shape_knobs<256, 32, 6, 1245, 648>>(c, prim::inclusive_scan, 1ll << k);
   }
-  // where 8-byte scans switch to their large-input shape (scan_policy::large_min_items = 2^21)
-  for (int k : {20, 21, 22}) {
-    tune<double, scan_policy<double>, scan_shape<256, 16>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>>(
-      c, prim::inclusive_scan, 1ll << k);
+  // 1-byte values: 32 KB tiles (256 x 128) against 8 KB ones (256 x 32)
+  for (int k : {24, 28}) {
+    tune<std::int8_t, scan_policy<std::int8_t>, scan_shape_knobs<256, 32, 6, 1245, 648>>(c, prim::inclusive_scan,
+                                                                                         1ll << k);
   }
-  // 8-byte at 2^28: the large shape without its register cap (int64: 128 registers, 4 blocks of
-  // 128 per SM) and without sleeps; CUB's sm_90 tuning: 224 x 24, sleeps 1290/632 ns (int64),
-  // 1215/576 (double)
-  tune<std::int64_t, scan_policy<std::int64_t>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>,
+  // 8-byte at 2^28: CUB's sm_90 tuning: 224 x 24, sleeps 1290/632 ns (int64), 1215/576 (double)
+  tune<std::int64_t, scan_policy<std::int64_t>, scan_shape_knobs<256, 16, 5, 1245, 648>,
        scan_shape_knobs<224, 24, 0, 1290, 632>>(c, prim::inclusive_scan, 1ll << 28);
-  tune<double, scan_policy<double>, scan_shape<128, 32>, scan_shape_knobs<128, 32, 5>,
-       scan_shape_knobs<224, 24, 0, 1215, 576>>(c, prim::inclusive_scan, 1ll << 28);
+  tune<double, scan_policy<double>, scan_shape_knobs<224, 24, 0, 1215, 576>>(c, prim::inclusive_scan, 1ll << 28);
 
   if (c.opt.csv) {
     std::FILE* f = open_csv(name, c.opt.csv);

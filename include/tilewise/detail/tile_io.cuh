@@ -1,11 +1,12 @@
 /// @file
-/// @brief Moving one warp's segment of a tile between global memory and registers in the
-///        "blocked" arrangement (lane l holds the segment's items [l * Items, (l + 1) * Items)),
-///        with fully coalesced global accesses: the warp loads its segment striped — 16-byte
-///        vectors when the iterator is an aligned raw pointer, single elements otherwise — into a
-///        warp-private shared-memory stage and reads it back blocked (and the reverse for stores).
-///        The stage is XOR-swizzled so that both the striped and the blocked accesses are free of
-///        bank conflicts.
+/// @brief One warp's segment of a tile held in shared memory from load to store, in the
+///        "blocked" arrangement for its lanes (lane l owns the segment's items
+///        [l * Items, (l + 1) * Items)) while global memory is accessed fully coalesced: the warp
+///        loads its segment striped — 16-byte `cp.async` copies when the iterator is an aligned
+///        raw pointer, single elements otherwise — into a warp-private stage, each lane folds and
+///        rewrites its own items there, and the warp stores the stage back striped. The stage is
+///        XOR-swizzled so that both the striped and the blocked accesses are free of bank
+///        conflicts. No item is held in registers across the steps.
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -50,27 +51,31 @@ struct warp_stage {
   /// group of 8 slots (128 bytes) that spreads both access patterns over all banks.
   TILEWISE_DEVICE static constexpr unsigned swz(unsigned j) { return j ^ ((j >> 3) & 7u); }
 
-  /// Loads the warp's segment `seg[0, count)` (count <= 32 * Items) into `items` (blocked).
-  /// Missing items (count < 32 * Items) are copies of `fill`. Warp-collective.
+  /// Whether the segment moves as 16-byte vectors: a raw pointer to T, aligned, and whole.
   template <class It>
-  TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill, T (&items)[Items]) {
-    unsigned const lane = threadIdx.x % 32;
-    bool vectors        = false;
+  TILEWISE_DEVICE static bool vectors(It seg, unsigned count) {
     if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
-      vectors = count == 32 * Items && aligned16(seg);
+      return count == 32 * Items && aligned16(seg);
+    } else {
+      return false;
     }
-    if (vectors) {
+  }
+
+  /// Loads the warp's segment `seg[0, count)` (count <= 32 * Items) into the stage; missing items
+  /// are copies of `fill`. Vectors go by `cp.async` (global to shared memory without registers,
+  /// all of a lane's copies in flight together). Warp-collective.
+  template <class It>
+  TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill) {
+    unsigned const lane = threadIdx.x % 32;
+    if (vectors(seg, count)) {
       if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
         vec_t const* p = reinterpret_cast<vec_t const*>(seg);
-        vec_t v[R];
 #pragma unroll
         for (unsigned k = 0; k < R; ++k) {
-          v[k] = p[32 * k + lane];
+          auto const to = static_cast<unsigned>(__cvta_generic_to_shared(&slot[swz(32 * k + lane)]));
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(p + 32 * k + lane) : "memory");
         }
-#pragma unroll
-        for (unsigned k = 0; k < R; ++k) {
-          slot[swz(32 * k + lane)] = v[k];
-        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
       }
     } else {
 #pragma unroll
@@ -81,36 +86,50 @@ struct warp_stage {
       }
     }
     __syncwarp();
-#pragma unroll
-    for (unsigned k = 0; k < R; ++k) {
-      vec_t const v = slot[swz(lane * R + k)];
-#pragma unroll
-      for (unsigned i = 0; i < V; ++i) {
-        items[k * V + i] = v.e[i];
-      }
-    }
-    __syncwarp();
   }
 
-  /// Stores `items` (blocked) to the warp's segment `seg[0, count)`. Warp-collective.
-  template <class It>
-  TILEWISE_DEVICE void store(It seg, unsigned count, T const (&items)[Items]) {
+  /// The fold, in order, of this lane's items (after load()).
+  template <class Op>
+  TILEWISE_DEVICE T fold(Op& op) const {
+    unsigned const lane = threadIdx.x % 32;
+    vec_t v             = slot[swz(lane * R)];
+    T total             = v.e[0];
+#pragma unroll
+    for (unsigned i = 1; i < V; ++i) {
+      total = op(total, v.e[i]);
+    }
+#pragma unroll
+    for (unsigned k = 1; k < R; ++k) {
+      v = slot[swz(lane * R + k)];
+#pragma unroll
+      for (unsigned i = 0; i < V; ++i) {
+        total = op(total, v.e[i]);
+      }
+    }
+    return total;
+  }
+
+  /// Replaces this lane's items, in order, by `f(item)`.
+  template <class F>
+  TILEWISE_DEVICE void transform(F&& f) {
     unsigned const lane = threadIdx.x % 32;
 #pragma unroll
     for (unsigned k = 0; k < R; ++k) {
-      vec_t v;
+      vec_t v = slot[swz(lane * R + k)];
 #pragma unroll
       for (unsigned i = 0; i < V; ++i) {
-        v.e[i] = items[k * V + i];
+        v.e[i] = f(v.e[i]);
       }
       slot[swz(lane * R + k)] = v;
     }
+  }
+
+  /// Stores the stage to the warp's segment `seg[0, count)`. Warp-collective.
+  template <class It>
+  TILEWISE_DEVICE void store(It seg, unsigned count) {
+    unsigned const lane = threadIdx.x % 32;
     __syncwarp();
-    bool vectors = false;
-    if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
-      vectors = count == 32 * Items && aligned16(seg);
-    }
-    if (vectors) {
+    if (vectors(seg, count)) {
       if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
         vec_t* p = reinterpret_cast<vec_t*>(seg);
 #pragma unroll

@@ -2,13 +2,15 @@
 /// @brief device::inclusive_scan and device::exclusive_scan: host-launched prefix scans over
 ///        num_items elements, CUB-style two-phase calls, in a single pass over the data.
 ///
-/// How (detail::scan_kernel): one block per tile of `block * items` elements. Each warp loads
-/// its segment with coalesced (16-byte when possible) loads and rearranges it so every thread
-/// holds `items` consecutive elements (detail::warp_stage); a thread folds its elements, the block
-/// scans the thread totals (block::exclusive_scan), warp 0 publishes the tile's aggregate and
-/// finds the prefix of all earlier tiles by decoupled look-back (detail::look_back), and every
-/// thread scans its elements from its prefix and stores them back the same way. Each element is
-/// read once and written once. Tiles only wait for tiles with lower indices.
+/// How (detail::scan_kernel): one block per tile of `block * items` elements. Each warp copies
+/// its segment into shared memory with coalesced loads (16-byte `cp.async` when possible), where
+/// every thread owns `items` consecutive elements (detail::warp_stage); a thread folds its
+/// elements, the block scans the thread totals (block::exclusive_scan), warp 0 publishes the
+/// tile's aggregate and finds the prefix of all earlier tiles by decoupled look-back
+/// (detail::look_back), every thread rewrites its elements as their prefixes in place, and the
+/// warp stores the segment back coalesced. The tile never sits in registers, so more tiles are in
+/// flight per multiprocessor. Each element is read once and written once. Tiles only wait for
+/// tiles with lower indices.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -55,28 +57,21 @@ struct scan_sleeps : scan_knobs {
   static constexpr unsigned delay_min_tiles = 1024;
 };
 
-/// Tile shape of the device-wide scan (measured on the H200 by bench/device_bench).
+/// Tile shape of the device-wide scan (measured on the H200 by bench/device_bench): 32 KB tiles
+/// of 256 threads for values of up to 8 bytes (int8: 128 items per thread). scan_kernel holds
+/// the tile in shared memory, so a thread needs 40 registers and 6 blocks fit per multiprocessor
+/// (shared memory: 6 x 33 KB); tiles held in registers fitted 4 (int32: 64 registers, 8-byte
+/// types: 5 blocks of 128 x 32). More bytes in flight per multiprocessor, which is what bounds
+/// the scan: 2^28 int32 and float 1.09-1.10x faster than with tiles in registers (74 -> 81 % of
+/// copy), int64 and double 1.04x (82 -> 85 %), int8 1.6x (8 KB tiles before); 5 blocks per
+/// multiprocessor (48 registers) is 3-4 % slower at 2^28. ptxas -v: no spills for the standard
+/// operators; 8-byte values with an operator without a known identity spill 32-82 bytes under
+/// the cap. Larger values: 256 x 4, no cap.
 template <class T>
 struct scan_policy : scan_sleeps {
-  static constexpr unsigned block = 256;
-  static constexpr unsigned items = sizeof(T) <= 4 ? 32 : 4;
-};
-/// 8-byte values: 256 x 16 below 2^21 items, then fewer, larger tiles (128 x 32 measured for
-/// double 1.14x faster at 2^28, 1.05x at 2^21, 0.94x at 2^20): fewer look-back steps per byte.
-/// The large tiles fit 5 blocks per multiprocessor (int64 took 128 registers, 4 blocks; capped at
-/// 96, no spills: 1.07x at 2^28, double unchanged) and sleep in the look-back (int64 and double
-/// 1.07x at 2^28, 1.01-1.06x at 2^22 = 1024 tiles).
-template <class T>
-  requires(sizeof(T) == 8)
-struct scan_policy<T> : scan_knobs {
-  static constexpr unsigned block = 256;
-  static constexpr unsigned items = 16;
-  struct large : scan_sleeps {
-    static constexpr unsigned block      = 128;
-    static constexpr unsigned items      = 32;
-    static constexpr unsigned min_blocks = 5;
-  };
-  static constexpr long long large_min_items = 1ll << 21;
+  static constexpr unsigned block      = 256;
+  static constexpr unsigned items      = sizeof(T) <= 8 ? unsigned(128 / sizeof(T)) : 4u;
+  static constexpr unsigned min_blocks = sizeof(T) <= 8 ? 6u : 0u;
 };
 
 /// Block-wide exclusive scan of the thread totals (empty before thread 0) and their aggregate.
@@ -100,19 +95,19 @@ struct totals_scan {
   }
 };
 
-/// One tile per block; `Exclusive` seeds tile 0 with `init`. Out-of-range elements of the last
-/// tile are copies of its first element and are never written.
+/// One tile per block; `Exclusive` seeds tile 0 with `init`. The tile stays in shared memory
+/// (detail::warp_stage) from load to store; the registers hold only the thread's running values.
+/// Out-of-range elements of the last tile are copies of its first element and are never written.
 template <class Policy, bool Exclusive, class InIt, class OutIt, class T, class Op>
 TILEWISE_KERNEL void __launch_bounds__(Policy::block, Policy::min_blocks)
   scan_kernel(InIt in, OutIt out, long long n, Op op, T init, tile_status<T> status) {
   constexpr unsigned B          = Policy::block;
   constexpr unsigned I          = Policy::items;
   constexpr long long tile_size = static_cast<long long>(B) * I;
-  using stage_t                 = warp_stage<T, I>;
   using scan_t                  = totals_scan<B, T, Op>;
   using value_t                 = typename scan_t::value_t;
 
-  __shared__ stage_t stage[B / 32];
+  __shared__ warp_stage<T, I> stage[B / 32];
   __shared__ typename scan_t::temp_storage scan_tmp;
   __shared__ value_t tile_prefix;
 
@@ -122,36 +117,25 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block, Policy::min_blocks)
   long long const seg      = base + static_cast<long long>(warp) * 32 * I;
   long long const left     = n - seg;
   unsigned const count     = left <= 0 ? 0u : left >= 32 * I ? 32u * I : static_cast<unsigned>(left);
-  bool const full_tile     = n - base >= tile_size;
 
-  T items[I];
-  T const fill = full_tile ? T{} : T(in[base]);
-  stage[warp].load(in + seg, count, fill, items);
-
-  T total = items[0];
-#pragma unroll
-  for (unsigned i = 1; i < I; ++i) {
-    total = op(total, items[i]);
-  }
+  // The fill in its own statement: as load()'s argument, ptxas spilled 20 bytes (int64).
+  T const fill = n - base >= tile_size ? T{} : T(in[base]);
+  stage[warp].load(in + seg, count, fill);
   T aggregate;
-  value_t const before = scan_t::run(scan_tmp, total, op, aggregate);
-
+  value_t const before = scan_t::run(scan_tmp, stage[warp].fold(op), op, aggregate);
+  if constexpr (Exclusive) {
+    if (tile == 0) {
+      aggregate = op(init, aggregate);
+    }
+  }
+  if (threadIdx.x == 0) {  // tile 0 knows its inclusive prefix, the others their aggregate
+    status.publish(tile, tile == 0 ? status_inclusive : status_partial, aggregate);
+  }
   if (warp == 0) {
     value_t prefix;
     if (tile == 0) {
-      if constexpr (Exclusive) {
-        prefix = make_maybe<Op, T>(init, true);
-        aggregate = op(init, aggregate);
-      } else {
-        prefix = make_maybe<Op, T>(aggregate, false);
-      }
-      if (threadIdx.x == 0) {
-        status.publish(0, status_inclusive, aggregate);
-      }
+      prefix = make_maybe<Op, T>(Exclusive ? init : aggregate, Exclusive);
     } else {
-      if (threadIdx.x == 0) {
-        status.publish(tile, status_partial, aggregate);
-      }
       bool delay = true;  // uniform over the grid
       if constexpr (Policy::delay_min_tiles > 0) {
         delay = gridDim.x >= Policy::delay_min_tiles;
@@ -170,20 +154,19 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block, Policy::min_blocks)
 
   maybe_t<Op, T> running = join<Op, T>(tile_prefix, before, op);
   if constexpr (Exclusive) {  // always present: tile 0 starts from init
-#pragma unroll
-    for (unsigned i = 0; i < I; ++i) {
-      T const x = items[i];
-      items[i]  = running.value;
+    stage[warp].transform([&](T const& x) {
+      T const y = running.value;
       running   = make_maybe<Op, T>(T(op(running.value, x)), true);
-    }
+      return y;
+    });
   } else {
-#pragma unroll
-    for (unsigned i = 0; i < I; ++i) {
-      items[i] = join_right<Op, T>(running, items[i], op);
-      running  = make_maybe<Op, T>(items[i], true);
-    }
+    stage[warp].transform([&](T const& x) {
+      T const y = join_right<Op, T>(running, x, op);
+      running   = make_maybe<Op, T>(y, true);
+      return y;
+    });
   }
-  stage[warp].store(out + seg, count, items);
+  stage[warp].store(out + seg, count);
 }
 
 /// Shared by both scans: argument checks, the temp-storage layout, the launch.
@@ -192,11 +175,6 @@ cudaError_t dispatch_scan(void* temp, std::size_t& temp_bytes, InIt in, OutIt ou
                           T init, cudaStream_t stream) {
   if (num_items < 0) {
     return cudaErrorInvalidValue;
-  }
-  if constexpr (requires { Policy::large_min_items; }) {  // the shape for large inputs
-    if (num_items >= Policy::large_min_items) {
-      return dispatch_scan<typename Policy::large, Exclusive>(temp, temp_bytes, in, out, num_items, op, init, stream);
-    }
   }
   constexpr long long tile_size = static_cast<long long>(Policy::block) * Policy::items;
   long long const tiles         = cuda::ceil_div(num_items, tile_size);

@@ -1,6 +1,7 @@
 // device::inclusive_scan / exclusive_scan against cub::DeviceScan on the same inputs, bit for bit:
 // every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
-// element, int8 / int32 / int64 / uint64, integer-valued float and double (exact sums), 8- and
+// element, int8 / int16 / int32 / int64 / uint64, uint8 input into int32 (exclusive), integer-valued
+// float and double (exact sums), 8- and
 // 16-byte non-commutative operators (affine maps, 2x2 matrix product), operators without a known
 // identity (4 and 8 bytes), repeated launches on 8-byte records,
 // in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, temp storage at
@@ -94,9 +95,32 @@ void check_exact(Op op, values how, T init) {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("device scans: integers, plus, vs CUB bit for bit", T, std::int8_t, std::int32_t, std::int64_t,
-                   std::uint64_t) {
+TEST_CASE_TEMPLATE("device scans: integers, plus, vs CUB bit for bit", T, std::int8_t, std::int16_t, std::int32_t,
+                   std::int64_t, std::uint64_t) {
   check_exact<T>(cuda::std::plus<>{}, values::bits, T(-3));
+}
+
+TEST_CASE("device scans: uint8 flags into int32 offsets (input type != scan type), vs CUB bit for bit") {
+  // The stream-compaction idiom, an exclusive scan in the type of init: the elements are
+  // converted one by one, so the loads are not the 16-byte copies of same-type scans.
+  auto const sizes     = test_sizes();
+  std::size_t const mx = std::size_t(sizes.back()) + 2;
+  device_buffer<std::uint8_t> in(mx);
+  device_buffer<std::int32_t> a(mx), b(mx);
+  for (long long n : sizes) {
+    fill(in.get(), n + 1, 7000 + n);
+    for (int offset : {0, 1}) {
+      CAPTURE(n);
+      CAPTURE(offset);
+      poison(a.get(), n + 2);
+      poison(b.get(), n + 2);
+      ours(kind::exclusive, in.get() + offset, a.get() + offset, n, cuda::std::plus<>{}, std::int32_t(-5));
+      cub_scan(kind::exclusive, in.get() + offset, b.get() + offset, n, cuda::std::plus<>{}, std::int32_t(-5));
+      mismatch const m = compare_bits(a.get(), b.get(), n + 2);
+      CHECK(m.count == 0);
+      if (m.count) MESSAGE("first difference at index " << m.first);
+    }
+  }
 }
 
 TEST_CASE("device scans: int32 max and an operator without a known identity") {

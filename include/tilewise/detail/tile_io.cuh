@@ -9,6 +9,8 @@
 ///        conflicts. No item is held in registers across the steps.
 #pragma once
 
+#include <nv/target>
+
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>
 
@@ -62,20 +64,23 @@ struct warp_stage {
   }
 
   /// Loads the warp's segment `seg[0, count)` (count <= 32 * Items) into the stage; missing items
-  /// are copies of `fill`. Vectors go by `cp.async` (global to shared memory without registers,
-  /// all of a lane's copies in flight together). Warp-collective.
+  /// are copies of `fill`. Vectors go by `cp.async` (sm_80 and later: global to shared memory
+  /// without registers, all of a lane's copies in flight together; before: through registers).
+  /// Warp-collective.
   template <class It>
   TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill) {
     unsigned const lane = threadIdx.x % 32;
     if (vectors(seg, count)) {
       if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
         vec_t const* p = reinterpret_cast<vec_t const*>(seg);
-#pragma unroll
-        for (unsigned k = 0; k < R; ++k) {
-          auto const to = static_cast<unsigned>(__cvta_generic_to_shared(&slot[swz(32 * k + lane)]));
-          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(p + 32 * k + lane) : "memory");
-        }
-        asm volatile("cp.async.wait_all;" ::: "memory");
+        NV_IF_ELSE_TARGET(
+          NV_PROVIDES_SM_80,
+          (_Pragma("unroll") for (unsigned k = 0; k < R; ++k) {
+            auto const to = static_cast<unsigned>(__cvta_generic_to_shared(&slot[swz(32 * k + lane)]));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(p + 32 * k + lane) : "memory");
+          } asm volatile("cp.async.wait_all;" ::: "memory");),
+          (vec_t v[R]; _Pragma("unroll") for (unsigned k = 0; k < R; ++k) { v[k] = p[32 * k + lane]; } _Pragma(
+            "unroll") for (unsigned k = 0; k < R; ++k) { slot[swz(32 * k + lane)] = v[k]; }))
       }
     } else {
 #pragma unroll

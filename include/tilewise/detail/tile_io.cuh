@@ -73,14 +73,7 @@ struct warp_stage {
     if (vectors(seg, count)) {
       if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
         vec_t const* p = reinterpret_cast<vec_t const*>(seg);
-        NV_IF_ELSE_TARGET(
-          NV_PROVIDES_SM_80,
-          (_Pragma("unroll") for (unsigned k = 0; k < R; ++k) {
-            auto const to = static_cast<unsigned>(__cvta_generic_to_shared(&slot[swz(32 * k + lane)]));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(p + 32 * k + lane) : "memory");
-          } asm volatile("cp.async.wait_all;" ::: "memory");),
-          (vec_t v[R]; _Pragma("unroll") for (unsigned k = 0; k < R; ++k) { v[k] = p[32 * k + lane]; } _Pragma(
-            "unroll") for (unsigned k = 0; k < R; ++k) { slot[swz(32 * k + lane)] = v[k]; }))
+        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(p, lane);), (copy_through_registers(p, lane);))
       }
     } else {
 #pragma unroll
@@ -91,6 +84,30 @@ struct warp_stage {
       }
     }
     __syncwarp();
+  }
+
+  /// This lane's vectors of a whole segment into the stage by `cp.async` (sm_80 and later),
+  /// waiting for them.
+  TILEWISE_DEVICE void copy_async(vec_t const* p, unsigned lane) {
+#pragma unroll
+    for (unsigned k = 0; k < R; ++k) {
+      auto const to = static_cast<unsigned>(__cvta_generic_to_shared(&slot[swz(32 * k + lane)]));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(p + 32 * k + lane) : "memory");
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+  }
+
+  /// The same through registers (before sm_80): all loads in flight, then the stores.
+  TILEWISE_DEVICE void copy_through_registers(vec_t const* p, unsigned lane) {
+    vec_t v[R];
+#pragma unroll
+    for (unsigned k = 0; k < R; ++k) {
+      v[k] = p[32 * k + lane];
+    }
+#pragma unroll
+    for (unsigned k = 0; k < R; ++k) {
+      slot[swz(32 * k + lane)] = v[k];
+    }
   }
 
   /// The fold, in order, of this lane's items (after load()).

@@ -1,7 +1,8 @@
 // device::inclusive_scan / exclusive_scan against cub::DeviceScan on the same inputs, bit for bit:
 // every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
-// element, int8 / int16 / int32 / int64 / uint64, uint8 input into int32 (exclusive), integer-valued
-// float and double (exact sums), 8- and
+// element, int8 / int16 / int32 / int64 / uint64, inputs of another type than the scan's (uint8 ->
+// int32, int8 -> int64, int16 -> int32, int32 -> int64, float -> double, int64 -> int32), integer-
+// valued float and double (exact sums), 8- and
 // 16-byte non-commutative operators (affine maps, 2x2 matrix product), operators without a known
 // identity (4 and 8 bytes), repeated launches on 8-byte records,
 // in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, temp storage at
@@ -100,22 +101,35 @@ TEST_CASE_TEMPLATE("device scans: integers, plus, vs CUB bit for bit", T, std::i
   check_exact<T>(cuda::std::plus<>{}, values::bits, T(-3));
 }
 
-TEST_CASE("device scans: uint8 flags into int32 offsets (input type != scan type), vs CUB bit for bit") {
-  // The stream-compaction idiom, an exclusive scan in the type of init: the elements are
-  // converted one by one, so the loads are not the 16-byte copies of same-type scans.
+/// An input type U and the scan's type T (that of init) of a converting exclusive scan.
+template <class U, class T>
+struct converting {
+  using in_t   = U;
+  using scan_t = T;
+};
+
+TEST_CASE_TEMPLATE("device scans: an input type other than the scan's (exclusive), vs CUB bit for bit", P,
+                   converting<std::uint8_t, std::int32_t>, converting<std::int8_t, std::int64_t>,
+                   converting<std::int16_t, std::int32_t>, converting<std::int32_t, std::int64_t>,
+                   converting<float, double>, converting<std::int64_t, std::int32_t>) {
+  // uint8 flags into int32 offsets is the stream-compaction idiom. Aligned whole segments load
+  // as 16-byte vectors of the input type, converted on the way into the stage; offset 1 and
+  // partial tiles element by element. int64 into int32 narrows (one element per slot).
+  using U = typename P::in_t;
+  using T = typename P::scan_t;
   auto const sizes     = test_sizes();
   std::size_t const mx = std::size_t(sizes.back()) + 2;
-  device_buffer<std::uint8_t> in(mx);
-  device_buffer<std::int32_t> a(mx), b(mx);
+  device_buffer<U> in(mx);
+  device_buffer<T> a(mx), b(mx);
   for (long long n : sizes) {
-    fill(in.get(), n + 1, 7000 + n);
+    fill(in.get(), n + 1, 7000 + n, values::small);
     for (int offset : {0, 1}) {
       CAPTURE(n);
       CAPTURE(offset);
       poison(a.get(), n + 2);
       poison(b.get(), n + 2);
-      ours(kind::exclusive, in.get() + offset, a.get() + offset, n, cuda::std::plus<>{}, std::int32_t(-5));
-      cub_scan(kind::exclusive, in.get() + offset, b.get() + offset, n, cuda::std::plus<>{}, std::int32_t(-5));
+      ours(kind::exclusive, in.get() + offset, a.get() + offset, n, cuda::std::plus<>{}, T(-5));
+      cub_scan(kind::exclusive, in.get() + offset, b.get() + offset, n, cuda::std::plus<>{}, T(-5));
       mismatch const m = compare_bits(a.get(), b.get(), n + 2);
       CHECK(m.count == 0);
       if (m.count) MESSAGE("first difference at index " << m.first);

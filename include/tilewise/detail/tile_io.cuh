@@ -64,9 +64,10 @@ struct warp_stage {
   }
 
   /// Loads the warp's segment `seg[0, count)` (count <= 32 * Items) into the stage; missing items
-  /// are copies of `fill`. Vectors go by `cp.async` (sm_80 and later: global to shared memory
-  /// without registers, all of a lane's copies in flight together; before: through registers).
-  /// Warp-collective.
+  /// are copies of `fill`. Vectors of T go by `cp.async` (sm_80 and later: global to shared memory
+  /// without registers, all of a lane's copies in flight together; before: through registers);
+  /// vectors of another arithmetic type through registers, converted (load_converting); other
+  /// iterators, partial or unaligned segments element by element. Warp-collective.
   template <class It>
   TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill) {
     unsigned const lane = threadIdx.x % 32;
@@ -74,6 +75,10 @@ struct warp_stage {
       if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
         vec_t const* p = reinterpret_cast<vec_t const*>(seg);
         NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(p, lane);), (copy_through_registers(p, lane);))
+      }
+    } else if (converting_vectors(seg, count)) {
+      if constexpr (converts_vectors<It>) {
+        load_converting(seg, lane);
       }
     } else {
 #pragma unroll
@@ -84,6 +89,71 @@ struct warp_stage {
       }
     }
     __syncwarp();
+  }
+
+  /// Whether `It` is a raw pointer to another type U that packs into 16-byte vectors, whole ones
+  /// per segment: its segments load as vectors of U, converted to T on the way into the stage.
+  template <class It>
+  static constexpr bool converts_vectors_of() {
+    if constexpr (cuda::std::is_pointer_v<It>) {
+      using U = cuda::std::remove_cv_t<cuda::std::remove_pointer_t<It>>;
+      return !cuda::std::is_same_v<U, T> && vec_elems<U> > 1 && (32 * Items) % vec_elems<U> == 0;
+    } else {
+      return false;
+    }
+  }
+  template <class It>
+  static constexpr bool converts_vectors = converts_vectors_of<It>();
+
+  template <class It>
+  TILEWISE_DEVICE static bool converting_vectors(It seg, unsigned count) {
+    if constexpr (converts_vectors<It>) {
+      return count == 32 * Items && aligned16(seg);
+    } else {
+      return false;
+    }
+  }
+
+  /// A whole segment of U (16-byte aligned) into the stage as T: 16-byte loads of U, all in
+  /// flight together, each vector converted and stored as whole vectors of T where they line up
+  /// (free of bank conflicts through swz), else element by element.
+  template <class U>
+  TILEWISE_DEVICE void load_converting(U const* seg, unsigned lane) {
+    constexpr unsigned VU = vec_elems<U>;
+    constexpr unsigned NU = 32 * Items / VU;  // vectors of U in the segment
+    constexpr unsigned RU = (NU + 31) / 32;   // per lane
+    using uvec            = vec<U, VU>;
+    uvec const* p         = reinterpret_cast<uvec const*>(seg);
+    uvec u[RU];
+#pragma unroll
+    for (unsigned k = 0; k < RU; ++k) {
+      if (NU % 32 == 0 || 32 * k + lane < NU) {
+        u[k] = p[32 * k + lane];
+      }
+    }
+#pragma unroll
+    for (unsigned k = 0; k < RU; ++k) {
+      unsigned const m = 32 * k + lane;
+      if (NU % 32 == 0 || m < NU) {
+        if constexpr (VU % V == 0) {
+#pragma unroll
+          for (unsigned q = 0; q < VU / V; ++q) {
+            vec_t w;
+#pragma unroll
+            for (unsigned e = 0; e < V; ++e) {
+              w.e[e] = T(u[k].e[q * V + e]);
+            }
+            slot[swz(m * (VU / V) + q)] = w;
+          }
+        } else {
+#pragma unroll
+          for (unsigned i = 0; i < VU; ++i) {
+            unsigned const j          = m * VU + i;
+            slot[swz(j / V)].e[j % V] = T(u[k].e[i]);
+          }
+        }
+      }
+    }
   }
 
   /// This lane's vectors of a whole segment into the stage by `cp.async` (sm_80 and later),

@@ -1,12 +1,12 @@
 // device::inclusive_scan / exclusive_scan against cub::DeviceScan on the same inputs, bit for bit:
 // every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
 // element, int8 / int16 / int32 / int64 / uint64, inputs of another type than the scan's (uint8 ->
-// int32, int8 -> int64, int16 -> int32, int32 -> int64, float -> double, int64 -> int32), integer-
-// valued float and double (exact sums), 8- and
-// 16-byte non-commutative operators (affine maps, 2x2 matrix product), operators without a known
-// identity (4 and 8 bytes), repeated launches on 8-byte records,
-// in-place scans, Thrust iterators, more than 2^31 elements, two streams at once, temp storage at
-// any address, bad arguments.
+// int32, int8 -> int64, int16 -> int32, int32 -> int64, float -> double, int64 -> int32, long ->
+// long long, uint32 -> int32), outputs of another type (int32 -> int64, int32 -> int16, float ->
+// double, int64 -> int32), integer-valued float and double (exact sums), 8- and 16-byte
+// non-commutative operators (affine maps, 2x2 matrix product), operators without a known identity
+// (4 and 8 bytes), repeated launches on 8-byte records, in-place scans, Thrust iterators, more
+// than 2^31 elements, two streams at once, temp storage at any address, bad arguments.
 // Outputs are poisoned first and compared one element past the end, so a stray write shows.
 #include <cub/device/device_scan.cuh>
 
@@ -101,26 +101,36 @@ TEST_CASE_TEMPLATE("device scans: integers, plus, vs CUB bit for bit", T, std::i
   check_exact<T>(cuda::std::plus<>{}, values::bits, T(-3));
 }
 
-/// An input type U and the scan's type T (that of init) of a converting exclusive scan.
-template <class U, class T>
+/// An input type U, the scan's type T (that of init) and the output type O of a converting
+/// exclusive scan.
+template <class U, class T, class O = T>
 struct converting {
   using in_t   = U;
   using scan_t = T;
+  using out_t  = O;
 };
 
-TEST_CASE_TEMPLATE("device scans: an input type other than the scan's (exclusive), vs CUB bit for bit", P,
+TEST_CASE_TEMPLATE("device scans: input and output types other than the scan's (exclusive), vs CUB bit for bit", P,
                    converting<std::uint8_t, std::int32_t>, converting<std::int8_t, std::int64_t>,
                    converting<std::int16_t, std::int32_t>, converting<std::int32_t, std::int64_t>,
-                   converting<float, double>, converting<std::int64_t, std::int32_t>) {
+                   converting<float, double>, converting<std::int64_t, std::int32_t>,
+                   converting<std::int32_t, std::int32_t, std::int64_t>,
+                   converting<std::uint8_t, std::int32_t, std::int16_t>, converting<float, float, double>,
+                   converting<std::int64_t, std::int64_t, std::int32_t>, converting<std::int64_t, long long>,
+                   converting<std::uint32_t, std::int32_t>) {
   // uint8 flags into int32 offsets is the stream-compaction idiom. Aligned whole segments load
-  // as 16-byte vectors of the input type, converted on the way into the stage; offset 1 and
-  // partial tiles element by element. int64 into int32 narrows (one element per slot).
+  // as 16-byte vectors of the input type, converted on the way into the stage, and store as
+  // 16-byte vectors of the output type, converted on the way out; offset 1 and partial tiles go
+  // element by element. int64 into int32 narrows (one element per slot), as do the int16 and
+  // int32 outputs. int64_t (long) into long long and uint32 into int32 keep their bits: they
+  // take the `cp.async` path of same-type inputs.
   using U = typename P::in_t;
   using T = typename P::scan_t;
+  using O = typename P::out_t;
   auto const sizes     = test_sizes();
   std::size_t const mx = std::size_t(sizes.back()) + 2;
   device_buffer<U> in(mx);
-  device_buffer<T> a(mx), b(mx);
+  device_buffer<O> a(mx), b(mx);
   for (long long n : sizes) {
     fill(in.get(), n + 1, 7000 + n, values::small);
     for (int offset : {0, 1}) {

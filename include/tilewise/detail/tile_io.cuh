@@ -3,8 +3,10 @@
 ///        "blocked" arrangement for its lanes (lane l owns the segment's items
 ///        [l * Items, (l + 1) * Items)) while global memory is accessed fully coalesced: the warp
 ///        loads its segment striped — 16-byte `cp.async` copies when the iterator is an aligned
-///        raw pointer, single elements otherwise — into a warp-private stage, each lane folds and
-///        rewrites its own items there, and the warp stores the stage back striped. The stage is
+///        raw pointer to T, converted 16-byte vectors from a raw pointer to another type, single
+///        elements otherwise — into a warp-private stage, each lane folds and rewrites its own
+///        items there, and the warp stores the stage back striped (16-byte vectors, converted when
+///        the output type is not T). The stage is
 ///        XOR-swizzled so that both the striped and the blocked accesses are free of bank
 ///        conflicts. No item is held in registers across the steps.
 #pragma once
@@ -34,6 +36,13 @@ template <class It, class T>
 inline constexpr bool is_raw_pointer_to =
   cuda::std::is_pointer_v<It> && cuda::std::is_same_v<cuda::std::remove_cv_t<cuda::std::remove_pointer_t<It>>, T>;
 
+/// Whether converting a U to a T keeps its bits: the same type, or integers of one size (C++20
+/// integer conversions are modulo 2^N; int64_t and long long, int32 and uint32), bool excepted.
+template <class U, class T>
+inline constexpr bool converts_bitwise =
+  cuda::std::is_same_v<U, T> || (cuda::std::is_integral_v<U> && cuda::std::is_integral_v<T> && sizeof(U) == sizeof(T) &&
+                                 !cuda::std::is_same_v<U, bool> && !cuda::std::is_same_v<T, bool>);
+
 template <class T>
 TILEWISE_DEVICE bool aligned16(T const* p) {
   return (reinterpret_cast<cuda::std::uintptr_t>(p) & 15u) == 0;
@@ -53,10 +62,28 @@ struct warp_stage {
   /// group of 8 slots (128 bytes) that spreads both access patterns over all banks.
   TILEWISE_DEVICE static constexpr unsigned swz(unsigned j) { return j ^ ((j >> 3) & 7u); }
 
-  /// Whether the segment moves as 16-byte vectors: a raw pointer to T, aligned, and whole.
+  /// How a whole, 16-byte aligned segment of `It` moves between global memory and the stage:
+  /// 16-byte vectors of T (a raw pointer to T, or to a type with T's bits: converts_bitwise),
+  /// 16-byte vectors of another type U converted on the way (a raw pointer to U that packs whole
+  /// vectors into a segment), or element by element.
+  enum class path { elements, vectors, converting };
   template <class It>
-  TILEWISE_DEVICE static bool vectors(It seg, unsigned count) {
-    if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
+  __host__ __device__ static constexpr path path_of() {
+    if constexpr (cuda::std::is_pointer_v<It>) {
+      using U = cuda::std::remove_cv_t<cuda::std::remove_pointer_t<It>>;
+      if constexpr (converts_bitwise<U, T>) {
+        return V > 1 ? path::vectors : path::elements;
+      } else if constexpr (vec_elems<U> > 1 && (32 * Items) % vec_elems<U> == 0) {
+        return path::converting;
+      }
+    }
+    return path::elements;
+  }
+
+  /// Whether the segment `seg[0, count)` takes the vector path P: whole and aligned.
+  template <path P, class It>
+  TILEWISE_DEVICE static bool whole(It seg, unsigned count) {
+    if constexpr (P != path::elements) {
       return count == 32 * Items && aligned16(seg);
     } else {
       return false;
@@ -64,20 +91,19 @@ struct warp_stage {
   }
 
   /// Loads the warp's segment `seg[0, count)` (count <= 32 * Items) into the stage; missing items
-  /// are copies of `fill`. Vectors of T go by `cp.async` (sm_80 and later: global to shared memory
-  /// without registers, all of a lane's copies in flight together; before: through registers);
-  /// vectors of another arithmetic type through registers, converted (load_converting); other
-  /// iterators, partial or unaligned segments element by element. Warp-collective.
+  /// are copies of `fill`. Whole aligned segments of T (or of a type with T's bits) go by
+  /// `cp.async` (sm_80 and later: global to shared memory without registers, all of a lane's
+  /// copies in flight together; before: through registers), of another arithmetic type as
+  /// vectors through registers, converted (load_converting); other iterators, partial or
+  /// unaligned segments element by element. Warp-collective.
   template <class It>
   TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill) {
     unsigned const lane = threadIdx.x % 32;
-    if (vectors(seg, count)) {
-      if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
+    if (whole<path_of<It>()>(seg, count)) {
+      if constexpr (path_of<It>() == path::vectors) {
         vec_t const* p = reinterpret_cast<vec_t const*>(seg);
         NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(p, lane);), (copy_through_registers(p, lane);))
-      }
-    } else if (converting_vectors(seg, count)) {
-      if constexpr (converts_vectors<It>) {
+      } else if constexpr (path_of<It>() == path::converting) {
         load_converting(seg, lane);
       }
     } else {
@@ -91,32 +117,20 @@ struct warp_stage {
     __syncwarp();
   }
 
-  /// Whether `It` is a raw pointer to another type U that packs into 16-byte vectors, whole ones
-  /// per segment: its segments load as vectors of U, converted to T on the way into the stage.
-  template <class It>
-  static constexpr bool converts_vectors_of() {
-    if constexpr (cuda::std::is_pointer_v<It>) {
-      using U = cuda::std::remove_cv_t<cuda::std::remove_pointer_t<It>>;
-      return !cuda::std::is_same_v<U, T> && vec_elems<U> > 1 && (32 * Items) % vec_elems<U> == 0;
-    } else {
-      return false;
-    }
-  }
-  template <class It>
-  static constexpr bool converts_vectors = converts_vectors_of<It>();
-
-  template <class It>
-  TILEWISE_DEVICE static bool converting_vectors(It seg, unsigned count) {
-    if constexpr (converts_vectors<It>) {
-      return count == 32 * Items && aligned16(seg);
-    } else {
-      return false;
-    }
+  /// N items of T side by side within one slot (N divides V), moved as one access.
+  template <unsigned N>
+  struct alignas(N * sizeof(T)) items {
+    T e[N];
+  };
+  /// Items [j, j + N) of the stage (j a multiple of N).
+  template <unsigned N>
+  TILEWISE_DEVICE items<N>& items_at(unsigned j) {
+    return *reinterpret_cast<items<N>*>(&slot[swz(j / V)].e[j % V]);
   }
 
   /// A whole segment of U (16-byte aligned) into the stage as T: 16-byte loads of U, all in
-  /// flight together, each vector converted and stored as whole vectors of T where they line up
-  /// (free of bank conflicts through swz), else element by element.
+  /// flight together, each vector converted and stored as whole vectors of T where they line up,
+  /// else as the part of one (free of bank conflicts through swz).
   template <class U>
   TILEWISE_DEVICE void load_converting(U const* seg, unsigned lane) {
     constexpr unsigned VU = vec_elems<U>;
@@ -145,12 +159,13 @@ struct warp_stage {
             }
             slot[swz(m * (VU / V) + q)] = w;
           }
-        } else {
+        } else {  // V is a multiple of VU: the VU items lie side by side in one slot
+          items<VU> x;
 #pragma unroll
           for (unsigned i = 0; i < VU; ++i) {
-            unsigned const j          = m * VU + i;
-            slot[swz(j / V)].e[j % V] = T(u[k].e[i]);
+            x.e[i] = T(u[k].e[i]);
           }
+          items_at<VU>(m * VU) = x;
         }
       }
     }
@@ -216,18 +231,30 @@ struct warp_stage {
     }
   }
 
-  /// Stores the stage to the warp's segment `seg[0, count)`. Warp-collective.
+  /// How whole aligned segments are stored to `It`: path_of<It>() for outputs of 1 or 2 bytes,
+  /// element by element otherwise. Elements of 4 bytes or more, one per lane, make each warp-wide
+  /// store write whole 128-byte lines, which measured as fast or faster on the H200 than 16-byte
+  /// vectors (2^28 exclusive scans: int32 the same, int64 and double 0.7 % faster, int32 -> int64
+  /// and float -> double outputs 2-3 %, int64 -> int32 1.3 %); a warp of 1- or 2-byte elements
+  /// writes 32 or 64 bytes (uint8 -> int32 -> int16: vectors 3 % faster).
+  template <class It>
+  static constexpr path store_path = sizeof(cuda::std::remove_pointer_t<It>) < 4 ? path_of<It>() : path::elements;
+
+  /// Stores the stage to the warp's segment `seg[0, count)` (store_path: 16-byte vectors of T, or
+  /// of the output type, converted (store_converting), or element by element). Warp-collective.
   template <class It>
   TILEWISE_DEVICE void store(It seg, unsigned count) {
     unsigned const lane = threadIdx.x % 32;
     __syncwarp();
-    if (vectors(seg, count)) {
-      if constexpr (V > 1 && is_raw_pointer_to<It, T>) {
+    if (whole<store_path<It>>(seg, count)) {
+      if constexpr (store_path<It> == path::vectors) {
         vec_t* p = reinterpret_cast<vec_t*>(seg);
 #pragma unroll
         for (unsigned k = 0; k < R; ++k) {
           p[32 * k + lane] = slot[swz(32 * k + lane)];
         }
+      } else if constexpr (store_path<It> == path::converting) {
+        store_converting(seg, lane);
       }
     } else {
 #pragma unroll
@@ -239,6 +266,42 @@ struct warp_stage {
       }
     }
     __syncwarp();
+  }
+
+  /// The stage as a whole segment of U (16-byte aligned): each lane reads the items of its
+  /// vectors of U (whole vectors of T where they line up, else the part of one; free of bank
+  /// conflicts through swz), converts them and stores 16-byte vectors.
+  template <class U>
+  TILEWISE_DEVICE void store_converting(U* seg, unsigned lane) {
+    constexpr unsigned VU = vec_elems<U>;
+    constexpr unsigned NU = 32 * Items / VU;  // vectors of U in the segment
+    constexpr unsigned RU = (NU + 31) / 32;   // per lane
+    using uvec            = vec<U, VU>;
+    uvec* p               = reinterpret_cast<uvec*>(seg);
+#pragma unroll
+    for (unsigned k = 0; k < RU; ++k) {
+      unsigned const m = 32 * k + lane;
+      if (NU % 32 == 0 || m < NU) {
+        uvec u;
+        if constexpr (VU % V == 0) {
+#pragma unroll
+          for (unsigned q = 0; q < VU / V; ++q) {
+            vec_t const w = slot[swz(m * (VU / V) + q)];
+#pragma unroll
+            for (unsigned e = 0; e < V; ++e) {
+              u.e[q * V + e] = U(w.e[e]);
+            }
+          }
+        } else {  // V is a multiple of VU: the VU items lie side by side in one slot
+          items<VU> const x = items_at<VU>(m * VU);
+#pragma unroll
+          for (unsigned i = 0; i < VU; ++i) {
+            u.e[i] = U(x.e[i]);
+          }
+        }
+        p[m] = u;
+      }
+    }
   }
 };
 

@@ -29,6 +29,10 @@
 
 using namespace tilewise_bench;
 
+/// The library's scan policy for the benchmark's operator (plus).
+template <class T>
+using scan_policy = tilewise::detail::scan_policy<T, cuda::std::plus<>>;
+
 // Tile shapes to compare (the defaults are detail::scan_policy / reduce_policy); at namespace
 // scope, not anonymous, so the kernels they parametrize keep external linkage.
 template <unsigned B, unsigned I>
@@ -205,7 +209,7 @@ row measure(context& c, prim a, long long n) {
   if (a == prim::reduce) {
     TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
   } else {
-    TW_BENCH_CUDA(ours<tilewise::detail::scan_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
+    TW_BENCH_CUDA(ours<scan_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
   }
   TW_BENCH_CUDA(cub_call(a, nullptr, cb, buf.input(), buf.output(), n));
   void* temp = c.temp_for(std::max(ob, cb));
@@ -217,7 +221,7 @@ row measure(context& c, prim a, long long n) {
         if (a == prim::reduce) {
           TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
         } else {
-          TW_BENCH_CUDA(ours<tilewise::detail::scan_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
+          TW_BENCH_CUDA(ours<scan_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
         }
       } else if (k == 1) {
         std::size_t b = cb;
@@ -380,7 +384,6 @@ int main(int argc, char** argv) {
   // Tile shapes: default first; ratio > 1 means the alternative is faster.
   std::printf("\n| algorithm | T | n | shape | us | default/shape |\n|---|---|---|---|---|---|\n");
   using tilewise::detail::reduce_policy;
-  using tilewise::detail::scan_policy;
   for (int k : c.opt.quick ? std::vector<int>{20, 24, 28} : std::vector<int>{16, 20, 24, 28, 30}) {
     long long const n = 1ll << k;
     tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>,

@@ -57,21 +57,23 @@ struct scan_sleeps : scan_knobs {
   static constexpr unsigned delay_min_tiles = 1024;
 };
 
-/// Tile shape of the device-wide scan (measured on the H200 by bench/device_bench): 32 KB tiles
-/// of 256 threads for values of up to 8 bytes (int8: 128 items per thread). scan_kernel holds
-/// the tile in shared memory, so a thread needs 40 registers and 6 blocks fit per multiprocessor
-/// (shared memory: 6 x 33 KB); tiles held in registers fitted 4 (int32: 64 registers, 8-byte
-/// types: 5 blocks of 128 x 32). More bytes in flight per multiprocessor, which is what bounds
-/// the scan: 2^28 int32 and float 1.09-1.10x faster than with tiles in registers (74 -> 81 % of
-/// copy), int64 and double 1.04x (82 -> 85 %), int8 1.6x (8 KB tiles before); 5 blocks per
-/// multiprocessor (48 registers) is 3-4 % slower at 2^28. ptxas -v: no spills for the standard
-/// operators; 8-byte values with an operator without a known identity spill 32-82 bytes under
-/// the cap. Larger values: 256 x 4, no cap.
-template <class T>
+/// Tile shape of the device-wide scan of T under Op (measured on the H200 by bench/device_bench):
+/// 32 KB tiles of 256 threads for values of up to 8 bytes (int8: 128 items per thread).
+/// scan_kernel holds the tile in shared memory, so a thread needs 40 registers and 6 blocks fit per
+/// multiprocessor (shared memory: 6 x 33 KB); tiles held in registers fitted 4 (int32: 64
+/// registers, 8-byte types: 5 blocks of 128 x 32). More bytes in flight per multiprocessor, which
+/// is what bounds the scan: 2^28 int32 and float 1.09-1.10x faster than with tiles in registers
+/// (74 -> 81 % of copy), int64 and double 1.04x (82 -> 85 %), int8 1.6x (8 KB tiles before); 5
+/// blocks per multiprocessor (48 registers) is 3-4 % slower at 2^28. ptxas -v: no spills for the
+/// standard operators. 8-byte values under an operator without a known identity (they carry a
+/// presence flag) spill 32-82 bytes under the 40-register cap, 4-36 under 48: they get 5 blocks,
+/// 3-5 % faster than 6 (int64 user plus, affine maps; 2^24 and 2^27). Larger values: 256 x 4, no
+/// cap.
+template <class T, class Op>
 struct scan_policy : scan_sleeps {
   static constexpr unsigned block      = 256;
   static constexpr unsigned items      = sizeof(T) <= 8 ? unsigned(128 / sizeof(T)) : 4u;
-  static constexpr unsigned min_blocks = sizeof(T) <= 8 ? 6u : 0u;
+  static constexpr unsigned min_blocks = sizeof(T) > 8 ? 0u : sizeof(T) == 8 && !has_identity<Op, T> ? 5u : 6u;
 };
 
 /// Block-wide exclusive scan of the thread totals (empty before thread 0) and their aggregate.
@@ -222,7 +224,7 @@ template <class InputIt, class OutputIt, class Op>
 cudaError_t inclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
                            Op op, cudaStream_t stream = 0) {
   using T = detail::iter_value_t<InputIt>;
-  return detail::dispatch_scan<detail::scan_policy<T>, false>(temp, temp_bytes, in, out, num_items, op, T{}, stream);
+  return detail::dispatch_scan<detail::scan_policy<T, Op>, false>(temp, temp_bytes, in, out, num_items, op, T{}, stream);
 }
 
 /// @brief Exclusive prefix scan: `out[0] = init`, `out[i] = init op in[0] op ... op in[i-1]`.
@@ -231,7 +233,7 @@ cudaError_t inclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, Outp
 template <class InputIt, class OutputIt, class Op, class T>
 cudaError_t exclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
                            Op op, T init, cudaStream_t stream = 0) {
-  return detail::dispatch_scan<detail::scan_policy<T>, true>(temp, temp_bytes, in, out, num_items, op, init, stream);
+  return detail::dispatch_scan<detail::scan_policy<T, Op>, true>(temp, temp_bytes, in, out, num_items, op, init, stream);
 }
 
 }  // namespace tilewise::device

@@ -35,7 +35,7 @@ void check_compact() {
     std::size_t const n = std::size_t(blocks) * B;
     for (int seed = 1; seed <= seeds(2); ++seed) {
       for (int pattern = 0; pattern < 6; pattern += (seeds(2) > 2 ? 1 : 2)) {
-        auto const values = grid_input<T>(rounds * n, seed);
+        auto const values = random_vector<T>(rounds * n, seed);
         std::vector<unsigned char> flags;
         for (int k = 0; k < rounds; ++k) {
           auto const f = keep_flags(keep_patterns[(pattern + k) % 6], n, seed * 7 + k);

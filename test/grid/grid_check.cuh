@@ -1,4 +1,4 @@
-// Shared by the grid-scope tests: inputs, cooperative launches of the test kernels through
+// Shared by the grid-scope tests: cooperative launches of the test kernels through
 // tilewise::launch_cooperative, and the grid sizes every case runs on (1 block, a few, and the
 // largest co-resident grid, computed from the occupancy API).
 #pragma once
@@ -8,7 +8,6 @@
 #include <tilewise/grid/launch_cooperative.cuh>
 #include <tilewise/grid/workspace.cuh>
 
-#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -18,20 +17,6 @@
 namespace tw_test {
 
 namespace cg = cooperative_groups;
-
-/// Random inputs; integers small enough that no grid-wide sum of them overflows int32.
-template <class T>
-std::vector<T> grid_input(std::size_t n, std::uint64_t seed) {
-  if constexpr (std::is_same_v<T, std::int32_t>) {
-    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 99);
-    std::uniform_int_distribution<std::int32_t> d(-1000, 1000);
-    std::vector<T> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-  } else {
-    return random_vector<T>(n, seed);
-  }
-}
 
 /// Grid sizes of a kernel's cases: 1, 3 and the largest co-resident grid.
 template <class... KArgs>

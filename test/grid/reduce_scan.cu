@@ -1,6 +1,7 @@
 // grid::reduce and grid::exclusive_scan against float64 / exact host references and CUB
 // (DeviceReduce::Sum, DeviceScan::ExclusiveScan for int32): grids of 1 block, 3 blocks and the
-// largest co-resident grid, block sizes 64..1024, W in {8, 16, 32}; int32, int64 (an operator
+// largest co-resident grid, block sizes 64..1024, W in {8, 16, 32}; int32 over its whole range
+// (the sums wrap, as the host reference's), int64 (an operator
 // without a known identity), float, double, 2x2 matrices under the (non-commutative) product,
 // and 4-byte affine maps under (non-commutative) composition. Each kernel makes two rounds of reduce + scan back to back on one workspace; every
 // thread's reduce result must be bitwise the same; outputs are poisoned first.
@@ -72,8 +73,8 @@ template <class T, class Op, unsigned B, unsigned W>
 void check_grid(int blocks, int seed) {
   auto kernel         = reduce_scan_kernel<T, Op, B, W>;
   std::size_t const n = std::size_t(blocks) * B;
-  auto const in       = grid_input<T>(rounds * n, seed);
-  T const init        = grid_input<T>(1, seed + 1000)[0];
+  auto const in       = random_vector<T>(rounds * n, seed);
+  T const init        = random_vector<T>(1, seed + 1000)[0];
   device_buffer<T> d_in(in), d_red(rounds * n), d_scan(rounds * n), d_tot(rounds * n);
   d_red.poison();
   d_scan.poison();

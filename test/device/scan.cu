@@ -2,8 +2,8 @@
 // every size (0, 1, 2, 31, 33, 1023, 1025, 2^k +- 1 up to 2^28), input and output offset by one
 // element, int8 / int16 / int32 / int64 / uint64, inputs of another type than the scan's (uint8 ->
 // int32, int8 -> int64, int16 -> int32, int32 -> int64, float -> double, int64 -> int32, long ->
-// long long, uint32 -> int32), outputs of another type (int32 -> int64, int32 -> int16, float ->
-// double, int64 -> int32), integer-valued float and double (exact sums), 8- and 16-byte
+// long long, uint32 -> int32), outputs of another type (int32 -> int64, int32 -> int16, int8 ->
+// int16, float -> double, int64 -> int32), integer-valued float and double (exact sums), 8- and 16-byte
 // non-commutative operators (affine maps, 2x2 matrix product), operators without a known identity
 // (4 and 8 bytes), repeated launches on 8-byte records, in-place scans, Thrust iterators, more
 // than 2^31 elements, two streams at once, temp storage at any address, bad arguments.
@@ -101,13 +101,14 @@ TEST_CASE_TEMPLATE("device scans: integers, plus, vs CUB bit for bit", T, std::i
   check_exact<T>(cuda::std::plus<>{}, values::bits, T(-3));
 }
 
-/// An input type U, the scan's type T (that of init) and the output type O of a converting
-/// exclusive scan.
-template <class U, class T, class O = T>
+/// An input type U, the scan's type T (that of init), the output type O and the operator of a
+/// converting exclusive scan.
+template <class U, class T, class O = T, class Op = cuda::std::plus<>>
 struct converting {
   using in_t   = U;
   using scan_t = T;
   using out_t  = O;
+  using op_t   = Op;
 };
 
 TEST_CASE_TEMPLATE("device scans: input and output types other than the scan's (exclusive), vs CUB bit for bit", P,
@@ -117,13 +118,16 @@ TEST_CASE_TEMPLATE("device scans: input and output types other than the scan's (
                    converting<std::int32_t, std::int32_t, std::int64_t>,
                    converting<std::uint8_t, std::int32_t, std::int16_t>, converting<float, float, double>,
                    converting<std::int64_t, std::int64_t, std::int32_t>, converting<std::int64_t, long long>,
-                   converting<std::uint32_t, std::int32_t>) {
+                   converting<std::uint32_t, std::int32_t>,
+                   converting<std::int8_t, std::int8_t, std::int16_t, user_plus>) {
   // uint8 flags into int32 offsets is the stream-compaction idiom. Aligned whole segments load
-  // as 16-byte vectors of the input type, converted on the way into the stage, and store as
-  // 16-byte vectors of the output type, converted on the way out; offset 1 and partial tiles go
-  // element by element. int64 into int32 narrows (one element per slot), as do the int16 and
-  // int32 outputs. int64_t (long) into long long and uint32 into int32 keep their bits: they
-  // take the `cp.async` path of same-type inputs.
+  // as 16-byte vectors of the input type, converted on the way into the stage; 1- and 2-byte
+  // outputs store as 16-byte vectors of the output type, converted on the way out (int32 and int8
+  // into int16: whole slots and half slots), wider ones element by element, as do offset 1 and
+  // partial tiles. int64 into int32 narrows (one element per slot), as do the int16 and int32
+  // outputs. int64_t (long) into long long and uint32 into int32 keep their bits: they take the
+  // `cp.async` path of same-type inputs. The int8 scan takes user_plus, which returns int8, so
+  // CUB also sums in int8 (with plus<> it would sum in int).
   using U = typename P::in_t;
   using T = typename P::scan_t;
   using O = typename P::out_t;
@@ -138,8 +142,8 @@ TEST_CASE_TEMPLATE("device scans: input and output types other than the scan's (
       CAPTURE(offset);
       poison(a.get(), n + 2);
       poison(b.get(), n + 2);
-      ours(kind::exclusive, in.get() + offset, a.get() + offset, n, cuda::std::plus<>{}, T(-5));
-      cub_scan(kind::exclusive, in.get() + offset, b.get() + offset, n, cuda::std::plus<>{}, T(-5));
+      ours(kind::exclusive, in.get() + offset, a.get() + offset, n, typename P::op_t{}, T(-5));
+      cub_scan(kind::exclusive, in.get() + offset, b.get() + offset, n, typename P::op_t{}, T(-5));
       mismatch const m = compare_bits(a.get(), b.get(), n + 2);
       CHECK(m.count == 0);
       if (m.count) MESSAGE("first difference at index " << m.first);

@@ -5,10 +5,10 @@
 ///        loads its segment striped — 16-byte `cp.async` copies when the iterator is an aligned
 ///        raw pointer to T, converted 16-byte vectors from a raw pointer to another type, single
 ///        elements otherwise — into a warp-private stage, each lane folds and rewrites its own
-///        items there, and the warp stores the stage back striped (16-byte vectors, converted when
-///        the output type is not T). The stage is
-///        XOR-swizzled so that both the striped and the blocked accesses are free of bank
-///        conflicts. No item is held in registers across the steps.
+///        items there, and the warp stores the stage back striped (one element per lane, 16-byte
+///        vectors for outputs of 1 or 2 bytes, converted when the output type is not T). The
+///        stage is XOR-swizzled so that both the striped and the blocked accesses are free of
+///        bank conflicts. No item is held in registers across the steps.
 #pragma once
 
 #include <nv/target>

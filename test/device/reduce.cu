@@ -163,9 +163,10 @@ TEST_CASE("device::reduce: Thrust iterators (counting, transform, device_ptr)") 
     CHECK(ours(sq, n, cuda::std::plus<>{}, 0ll) == cub_reduce(sq, n, cuda::std::plus<>{}, 0ll));
     device_buffer<std::int32_t> in{std::size_t(n)};
     fill(in.get(), n, 9);
-    thrust::device_ptr<std::int32_t> dp(in.get());
+    thrust::device_ptr<std::int32_t> dp(in.get());  // goes in as the raw pointer: vector loads when aligned
     CHECK(ours(dp, n, cuda::maximum<>{}, std::numeric_limits<std::int32_t>::lowest()) ==
           cub_reduce(in.get(), n, cuda::maximum<>{}, std::numeric_limits<std::int32_t>::lowest()));
+    CHECK(ours(dp + 1, n - 1, cuda::std::plus<>{}, 7) == cub_reduce(in.get() + 1, n - 1, cuda::std::plus<>{}, 7));
   }
 }
 
@@ -268,6 +269,10 @@ TEST_CASE("device::reduce: num_items == 0 writes init; bad arguments give cudaEr
   CHECK(tilewise::device::reduce(temp.get(), bytes, static_cast<int*>(nullptr), out.get(), 16, plus, 0) ==
         cudaErrorInvalidValue);
   CHECK(tilewise::device::reduce(temp.get(), bytes, in.get(), static_cast<int*>(nullptr), 16, plus, 0) ==
+        cudaErrorInvalidValue);
+  CHECK(tilewise::device::reduce(temp.get(), bytes, thrust::device_ptr<int>(), out.get(), 16, plus, 0) ==
+        cudaErrorInvalidValue);  // a null device_ptr is a null pointer too
+  CHECK(tilewise::device::reduce(temp.get(), bytes, in.get(), thrust::device_ptr<int>(), 16, plus, 0) ==
         cudaErrorInvalidValue);
   std::size_t small = bytes - 1;
   CHECK(tilewise::device::reduce(temp.get(), small, in.get(), out.get(), 16, plus, 0) == cudaErrorInvalidValue);

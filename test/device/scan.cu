@@ -3,10 +3,11 @@
 // element, int8 / int16 / int32 / int64 / uint64, inputs of another type than the scan's (uint8 ->
 // int32, int8 -> int64, int16 -> int32, int32 -> int64, float -> double, int64 -> int32, long ->
 // long long, uint32 -> int32), outputs of another type (int32 -> int64, int32 -> int16, int8 ->
-// int16, float -> double, int64 -> int32), integer-valued float and double (exact sums), 8- and 16-byte
-// non-commutative operators (affine maps, 2x2 matrix product), operators without a known identity
-// (4 and 8 bytes), repeated launches on 8-byte records, in-place scans, Thrust iterators, more
-// than 2^31 elements, two streams at once, temp storage at any address, bad arguments.
+// int16, float -> double, int64 -> int32), integer-valued float and double (exact sums), 8- and
+// 16-byte non-commutative operators (affine maps, 2x2 matrix product), operators without a known
+// identity (4 and 8 bytes), repeated launches on 8-byte records, in-place scans, Thrust iterators
+// and device_ptr in and out, more than 2^31 elements, two streams at once, temp storage at any
+// address, bad arguments.
 // Outputs are poisoned first and compared one element past the end, so a stray write shows.
 #include <cub/device/device_scan.cuh>
 
@@ -247,6 +248,28 @@ TEST_CASE("device scans: Thrust iterators (counting and transform in, device_ptr
   }
 }
 
+TEST_CASE_TEMPLATE("device scans: thrust::device_ptr in and out, vs CUB on the raw pointers", T, std::int32_t,
+                   std::int64_t, std::int16_t) {
+  // device_ptr goes in as the raw pointer (thrust::try_unwrap_contiguous_iterator), so aligned
+  // segments take the vector paths; offset 1 the element paths.
+  for (long long n : {1ll, 4097ll, (1ll << 20) + 1, std::min(1ll << max_log2(), (1ll << 24) + 5)}) {
+    device_buffer<T> in{std::size_t(n) + 2}, a{std::size_t(n) + 2}, b{std::size_t(n) + 2};
+    fill(in.get(), n + 1, 300 + n);
+    for (kind k : {kind::inclusive, kind::exclusive}) {
+      for (int offset : {0, 1}) {
+        CAPTURE(n);
+        CAPTURE(offset);
+        a.poison();
+        b.poison();
+        ours(k, thrust::device_ptr<T const>(in.get() + offset), thrust::device_ptr<T>(a.get() + offset), n,
+             cuda::std::plus<>{}, T(4));
+        cub_scan(k, in.get() + offset, b.get() + offset, n, cuda::std::plus<>{}, T(4));
+        CHECK(compare_bits(a.get(), b.get(), n + 2).count == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("device scans: more than 2^31 int8 elements into int64 (exclusive) and int8 (inclusive)") {
   if (!above_2_31()) {
     MESSAGE("skipped: TILEWISE_TEST_MAX_LOG2 < 31 (the sanitizer runs); the plain CTest run covers it");
@@ -321,6 +344,10 @@ TEST_CASE("device scans: num_items == 0 writes nothing; bad arguments give cudaE
   CHECK(tilewise::device::inclusive_scan(temp.get(), bytes, static_cast<int*>(nullptr), out.get(), 64, plus) ==
         cudaErrorInvalidValue);
   CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, in.get(), static_cast<int*>(nullptr), 64, plus, 0) ==
+        cudaErrorInvalidValue);
+  CHECK(tilewise::device::inclusive_scan(temp.get(), bytes, thrust::device_ptr<int>(), out.get(), 64, plus) ==
+        cudaErrorInvalidValue);  // a null device_ptr is a null pointer too
+  CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, in.get(), thrust::device_ptr<int>(), 64, plus, 0) ==
         cudaErrorInvalidValue);
   CHECK(tilewise::device::inclusive_scan(temp.get(), small, in.get(), out.get(), 64, plus) == cudaErrorInvalidValue);
   CHECK(tilewise::device::exclusive_scan(temp.get(), bytes, in.get(), out.get(), -2, plus, 0) ==

@@ -19,6 +19,8 @@
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>
 
+#include <thrust/type_traits/unwrap_contiguous_iterator.h>
+
 #include <tilewise/block/reduce.cuh>
 #include <tilewise/detail/accumulate.cuh>
 #include <tilewise/detail/block_exchange.cuh>
@@ -253,7 +255,11 @@ namespace tilewise::device {
 template <class InputIt, class OutputIt, class Op, class T>
 cudaError_t reduce(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items, Op op,
                    T init, cudaStream_t stream = 0) {
-  return detail::dispatch_reduce<detail::reduce_policy<T>>(temp, temp_bytes, in, out, num_items, op, init, stream);
+  // Contiguous iterators (thrust::device_ptr, device_vector's iterators) go in as the raw pointers
+  // they wrap, so the kernel takes its vector path.
+  return detail::dispatch_reduce<detail::reduce_policy<T>>(temp, temp_bytes, thrust::try_unwrap_contiguous_iterator(in),
+                                                           thrust::try_unwrap_contiguous_iterator(out), num_items, op,
+                                                           init, stream);
 }
 
 }  // namespace tilewise::device

@@ -19,6 +19,8 @@
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>
 
+#include <thrust/type_traits/unwrap_contiguous_iterator.h>
+
 #include <tilewise/block/scan.cuh>
 #include <tilewise/detail/accumulate.cuh>
 #include <tilewise/detail/block_exchange.cuh>
@@ -224,7 +226,11 @@ template <class InputIt, class OutputIt, class Op>
 cudaError_t inclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
                            Op op, cudaStream_t stream = 0) {
   using T = detail::iter_value_t<InputIt>;
-  return detail::dispatch_scan<detail::scan_policy<T, Op>, false>(temp, temp_bytes, in, out, num_items, op, T{}, stream);
+  // Contiguous iterators (thrust::device_ptr, device_vector's iterators) go in as the raw pointers
+  // they wrap, so the kernel takes its vector paths.
+  return detail::dispatch_scan<detail::scan_policy<T, Op>, false>(
+    temp, temp_bytes, thrust::try_unwrap_contiguous_iterator(in), thrust::try_unwrap_contiguous_iterator(out),
+    num_items, op, T{}, stream);
 }
 
 /// @brief Exclusive prefix scan: `out[0] = init`, `out[i] = init op in[0] op ... op in[i-1]`.
@@ -233,7 +239,9 @@ cudaError_t inclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, Outp
 template <class InputIt, class OutputIt, class Op, class T>
 cudaError_t exclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
                            Op op, T init, cudaStream_t stream = 0) {
-  return detail::dispatch_scan<detail::scan_policy<T, Op>, true>(temp, temp_bytes, in, out, num_items, op, init, stream);
+  return detail::dispatch_scan<detail::scan_policy<T, Op>, true>(
+    temp, temp_bytes, thrust::try_unwrap_contiguous_iterator(in), thrust::try_unwrap_contiguous_iterator(out),
+    num_items, op, init, stream);
 }
 
 }  // namespace tilewise::device

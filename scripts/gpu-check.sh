@@ -4,8 +4,10 @@
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--build DIR]
-#   --no-sanitizers skips the compute-sanitizer runs (about 6 of the 9 minutes on an H200): for a
-#   benchmark run; resolving an issue needs the full run.
+#   --no-sanitizers skips the compute-sanitizer runs (about 7 of the 9 minutes on an H200): for a
+#   benchmark run; resolving an issue needs the full run. With --bench the whole run takes about 10
+#   minutes; where one command may run 10 minutes at most, run it without --bench and then again
+#   with --no-sanitizers --bench.
 # doctest: found through CMAKE_PREFIX_PATH, or ./.deps (../shared/tools/stage-deps.sh) when present.
 # Ends with one line "N passed, N failed" counting CTest tests and sanitizer runs.
 set -uo pipefail

@@ -31,11 +31,6 @@ struct alignas(V > 1 ? 16 : alignof(T)) vec {
   T e[V];
 };
 
-/// Whether `It` is a raw pointer to T (the only iterator read or written with vectors).
-template <class It, class T>
-inline constexpr bool is_raw_pointer_to =
-  cuda::std::is_pointer_v<It> && cuda::std::is_same_v<cuda::std::remove_cv_t<cuda::std::remove_pointer_t<It>>, T>;
-
 /// Whether converting a U to a T keeps its bits: the same type, or integers of one size (C++20
 /// integer conversions are modulo 2^N; int64_t and long long, int32 and uint32), bool excepted.
 template <class U, class T>

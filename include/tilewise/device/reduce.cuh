@@ -80,7 +80,7 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block)
 
   using in_value = iter_value_t<InIt>;
   constexpr unsigned V = vec_elems<in_value>;
-  if constexpr (V > 1 && is_raw_pointer_to<InIt, in_value>) {
+  if constexpr (V > 1 && cuda::std::is_pointer_v<InIt>) {  // as split_reduce decided
     if (split.vec_elems == V) {  // 16-byte vectors from in + head
       using vec_t    = vec<in_value, V>;
       vec_t const* p = reinterpret_cast<vec_t const*>(in + split.head);

@@ -23,7 +23,10 @@
 /// which the other blocks spin): call e's block 0 zeroes word (e + 1) & 3
 /// before its own arrival at call e's barrier, so the zero is ordered before every arrival of call
 /// e + 1 (which comes after that barrier). Word (e + 1) & 3 was last used by call e - 3, whose
-/// readers all finished before arriving at barrier e - 2, which block 0 has passed.
+/// readers all finished before arriving at barrier e - 2, which block 0 has passed. Float sums
+/// (detail/exact_sum.cuh) use the first 7 words of the arrival line: thread 0 of block 0 zeroes them
+/// all before its release on word 0, and every block acquires word 0 (lane 0) before a block
+/// barrier that precedes its adds to any word of the next call, so the same argument holds.
 /// A result word is rewritten (call e + 2, tag e + 3) only after every block has arrived at call
 /// e + 1, i.e. has finished spinning on it for call e.
 /// Why the epoch is safe to update: every thread of the block reads it in step 1, before the
@@ -75,6 +78,10 @@ __device__ __noinline__ inline void grid_workspace_error(unsigned blocks, unsign
   __trap();
 }
 
+/// Words at the start of each arrival line that prepare_next zeroes: the arrival word and the
+/// other words of an exact float sum (detail::exact_words, checked there).
+inline constexpr unsigned arrival_words = 8;  // 7 used; an even count for 16-byte stores
+
 /// One call's view of the workspace (steps 1, 3 and 5 above).
 template <class T, unsigned BlockSize>
 struct grid_call {
@@ -110,7 +117,8 @@ struct grid_call {
   TILEWISE_DEVICE unsigned long long& line(unsigned i) const {
     return ws.lines[i * (grid::workspace_owner::line_bytes / sizeof(unsigned long long))];
   }
-  /// This call's arrival word (ring of 4).
+  /// This call's arrival word (ring of 4), the first of the arrival_words words of its line that
+  /// prepare_next zeroes (grid::reduce's exact float sums use them all, detail/exact_sum.cuh).
   TILEWISE_DEVICE unsigned long long& arrival_word() const { return line(epoch % 4); }
 
   /// This call's result word (epoch & 1), tagged with epoch + 1: grid::reduce's last block
@@ -144,14 +152,18 @@ struct grid_call {
     prepare_next();
   }
 
-  /// Block 0 zeroes the arrival word of the next call and moves on the epochs of the slots no
-  /// block of this launch owns. Every thread calls it, before this call's grid-wide barrier (on
-  /// thread 0 of block 0, before its arrival), after a block barrier that follows every thread's
-  /// construction of this object.
+  /// Block 0 zeroes the arrival words of the next call (the first arrival_words words of its
+  /// line) and moves on the epochs of the slots no block of this launch owns. Every thread calls it, before this
+  /// call's grid-wide barrier (on thread 0 of block 0, before its arrival), after a block barrier
+  /// that follows every thread's construction of this object.
   TILEWISE_DEVICE void prepare_next() const {
     if (block == 0) {
       if (rank == 0) {
-        line((epoch + 1) % 4) = 0;
+        auto* const next = reinterpret_cast<ulonglong2*>(&line((epoch + 1) % 4));  // 128-byte aligned
+#pragma unroll
+        for (unsigned i = 0; i < arrival_words / 2; ++i) {
+          next[i] = ulonglong2{0, 0};
+        }
       }
       for (unsigned j = blocks + rank; j < ws.blocks; j += BlockSize) {  // nobody reads them now
         ws.epochs[j] = epoch + 1;

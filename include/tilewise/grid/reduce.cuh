@@ -3,14 +3,19 @@
 ///        every thread getting the result; one grid-wide barrier per call, back-to-back calls safe.
 ///
 /// How (detail/grid_partials.cuh has the memory-ordering argument): each warp reduces its values
-/// and thread 0 folds the warp totals into the block's partial (one block barrier); then one of
-/// three ways, fastest first:
+/// and warp 0 folds the warp totals into the block's partial (one block barrier); then one of
+/// four ways, fastest first:
 ///   - integer sums of at most 32 bits (plus on int, unsigned, int8 ...): thread 0 adds
 ///     {1 block, its partial} to the call's 64-bit arrival word with one atomic (release) and
 ///     spins on it (acquire) until all blocks have arrived; the word then holds the sum
 ///     (detail::counted_sum). Integer addition is exact, so the result is the same bits. On
 ///     grids of at least `last_block_min_blocks` blocks the block whose add completes the count
 ///     publishes the sum in a result word, on which the others spin instead.
+///   - float sums on grids below `last_block_min_blocks` blocks: the same, exactly, in fixed
+///     point: 7 lanes of warp 0 add the partial's 44-bit digits, each with the count of blocks, to
+///     7 words of the arrival line, spin until all 7 count every block, and round the exact sum of
+///     the partials to float (detail/exact_sum.cuh: the float nearest that sum, barring sums within
+///     2^-50 of a tie; IEEE infinities and NaNs).
 ///   - other values of at most 4 bytes on grids of at least `last_block_min_blocks` blocks:
 ///     thread 0 writes the partial to the workspace and counts the block in on the arrival word;
 ///     the block that arrives last folds all partials (as below) and publishes the result in one
@@ -21,9 +26,10 @@
 /// The fold of the partials: ops tilewise knows to commute take them coalesced (thread t takes
 /// partials t, t + BlockSize, ...), other ops by contiguous chunks in block order; each warp
 /// reduces its threads' values and every thread folds the warp totals (one more block barrier).
-/// Each way combines the partials in one fixed order for a given grid size, so every thread of the
-/// grid gets bitwise the same result, run after run (deterministic for floating point), and op
-/// need not commute (for ops without a known identity the order is grid thread_rank order).
+/// Each way combines the partials in one fixed order for a given grid size (the integer and
+/// fixed-point sums in any order, with the same bits), so every thread of the grid gets bitwise
+/// the same result, run after run (deterministic for floating point), and op need not commute
+/// (for ops without a known identity the order is grid thread_rank order).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -33,6 +39,7 @@
 
 #include <tilewise/detail/block_exchange.cuh>
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/exact_sum.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/grid_partials.cuh>
 #include <tilewise/grid/workspace.cuh>
@@ -44,7 +51,9 @@ namespace cg = cooperative_groups;
 
 /// @brief Grid-wide reduction inside a cooperative kernel: every thread of the grid gets the
 ///        reduction of one value per thread, combined in one fixed order for a given grid size
-///        (grid thread_rank order for ops tilewise does not know to commute; see the file comment).
+///        (grid thread_rank order for ops tilewise does not know to commute; float sums on grids
+///        below last_block_min_blocks blocks add the block partials exactly and round once; see
+///        the file comment).
 /// @tparam T         any trivially copyable, default constructible type, sizeof(T) <= the
 ///                   workspace's slot_bytes
 /// @tparam BlockSize threads per block of the launch, a multiple of 32 in [32, 1024]
@@ -96,10 +105,15 @@ class reduce {
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::grid_group const& grid, T v, Op op, workspace ws) {
     detail::grid_call<T, BlockSize> const call(grid, ws);
-    T const partial = block_partial(call, v, op);  // on thread 0; one block barrier
+    T const partial = block_partial(call, v, op);  // on warp 0; one block barrier
     if constexpr (detail::counted_sum<Op, T>) {
       if (call.blocks <= detail::counted_max_blocks) {  // uniform over the grid
         return counted(call, partial);
+      }
+    }
+    if constexpr (detail::exact_float_sum<Op, T>) {
+      if (call.blocks < last_block_min_blocks) {  // uniform over the grid
+        return exact(call, partial);
       }
     }
     if constexpr (sizeof(T) <= 4) {
@@ -116,7 +130,8 @@ class reduce {
  private:
   using word_t = unsigned long long;
 
-  /// The block's partial, on thread 0 only (it alone publishes): one block barrier.
+  /// The block's partial, on the lanes of warp 0 (thread 0 publishes it; the exact float sum
+  /// spreads it over lanes): one block barrier.
   template <class Op>
   TILEWISE_DEVICE T block_partial(detail::grid_call<T, BlockSize> const& call, T v, Op& op) {
     detail::converged_lanes<32> const lanes;
@@ -127,7 +142,7 @@ class reduce {
     }
     __syncthreads();  // also orders every thread's earlier writes before thread 0's release
     T partial{};
-    if (call.rank == 0) {
+    if (call.rank < 32) {
       if constexpr (totals_in_registers) {
         T x[warps];
 #pragma unroll
@@ -245,6 +260,36 @@ class reduce {
       }
       call.commit();
       after[0] = T(bits_t(seen));  // the sum modulo 2^(8 sizeof(T)): wrapping integer addition
+    }
+    __syncthreads();
+    return after[0];
+  }
+
+  /// Float sums on grids below last_block_min_blocks blocks: lanes 0..6 of warp 0 add the block's
+  /// partial, as fixed-point digits, to the call's 7 exact-sum words (one atomic each, which also
+  /// counts the block in) and spin until every word counts every block; each block
+  /// then rounds the same exact sum (detail/exact_sum.cuh).
+  TILEWISE_DEVICE T exact(detail::grid_call<T, BlockSize> const& call, T partial) {
+    static_assert(last_block_min_blocks - 1 <= detail::exact_max_blocks);
+    T* const after = reinterpret_cast<T*>(storage_.after);
+    call.prepare_next();
+    if (call.rank < 32) {  // warp 0, which holds the partial
+      unsigned const lane = call.rank;
+      word_t seen         = 0;
+      if (lane < detail::exact_words) {
+        cuda::atomic_ref<word_t, cuda::thread_scope_device> word((&call.arrival_word())[lane]);
+        word_t const all = word_t(call.blocks) << detail::exact_shift;
+        word.fetch_add(detail::exact_addend(partial, lane), cuda::std::memory_order_release);
+        do {
+          seen = word.load(cuda::std::memory_order_acquire);
+        } while (seen < all);
+      }
+      __syncwarp();
+      T const r = detail::exact_value(seen, lane, call.blocks);
+      if (lane == 0) {
+        call.commit();
+        after[0] = r;
+      }
     }
     __syncthreads();
     return after[0];

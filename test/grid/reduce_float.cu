@@ -1,9 +1,9 @@
 // grid::reduce of float sums on grids below reduce::last_block_min_blocks blocks, which sum the
 // block partials exactly (detail/exact_sum.cuh): the result must be the float nearest the exact sum
 // of the partials (checked against an exact host sum, Shewchuk's expansion arithmetic), bitwise the
-// same on every thread, with IEEE's infinities and NaNs (and +0 for a zero sum). Thread 0 of each block holds
+// same on every thread, with IEEE's infinities, NaNs and signed zeros. Thread 0 of each block holds
 // the block's value and the other threads +0, so the partials are known on the host. Rounds per
-// launch, back to back on one workspace (the arrival ring of 4 lines wraps twice): values over the
+// launch, back to back on one workspace (the arrival ring of 4 lines wraps more than twice): values over the
 // whole exponent range, pairs +x / -x that cancel over the whole range, small integers beside
 // +2^100 and -2^100 (a float fold that adds 2^100 to a small value before -2^100 loses it; the
 // grid.sync() way of reduce did, tree order), denormals, sums that overflow, and the special values. Grids of 1, 3, 4, one block per multiprocessor and the largest below 512 blocks.
@@ -68,12 +68,13 @@ std::uint32_t bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
 
 /// Whether `f` is what the exact sum of `partials` must give; `why` says what was expected.
 bool expected(std::vector<float> const& partials, float f, std::string& why) {
-  bool nan = false, pinf = false, ninf = false;
+  bool nan = false, pinf = false, ninf = false, all_neg_zero = true;
   expansion e;
   for (float x : partials) {
     nan |= std::isnan(x);
     pinf |= x == INFINITY;
     ninf |= x == -INFINITY;
+    all_neg_zero &= bits_of(x) == 0x80000000u;
     if (std::isfinite(x)) e.add(double(x));
   }
   if (nan || (pinf && ninf)) return why = "NaN", std::isnan(f);
@@ -83,7 +84,7 @@ bool expected(std::vector<float> const& partials, float f, std::string& why) {
   std::ostringstream s;
   s << "nearest float to " << v;
   why = s.str();
-  if (v == 0) return bits_of(f) == 0u;  // +0, also for negative zeros (plus's identity is +0)
+  if (v == 0) return bits_of(f) == (all_neg_zero ? 0x80000000u : 0u);  // IEEE: -0 only from -0s
   double const slack = std::ldexp(std::fabs(v), -46);  // the documented 2^-50, with room
   double const half_ulp_max = std::ldexp(1.0, 103);   // FLT_MAX + this rounds to infinity
   if (std::isinf(f)) return (f > 0) == (v > 0) && std::fabs(v) >= double(FLT_MAX) + half_ulp_max - slack;
@@ -145,6 +146,7 @@ std::vector<round_case> make_rounds(int blocks, std::uint64_t seed) {
   add("denormals", [&](std::size_t) { return random_float(rng, 0, 0); });
   add("overflowing", [&](std::size_t) { return std::fabs(random_float(rng, 254, 254)); });
   add("all -0", [&](std::size_t) { return -0.0f; });
+  add("-0 but one +0", [&](std::size_t b) { return b + 1 == nb ? 0.0f : -0.0f; });
   std::uniform_int_distribution<std::size_t> any(0, nb - 1);
   add("one +inf", [&](std::size_t) { return random_float(rng, 1, 200); });
   r.back().values[any(rng)] = INFINITY;

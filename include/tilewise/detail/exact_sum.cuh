@@ -8,7 +8,7 @@
 /// the call's arrival line (one 64-bit atomic per word, all from one warp instruction); each word
 /// also counts the blocks in (bits 54..63), so a word that holds every block's count holds every
 /// block's digit: the blocks spin until all 7 words are complete (the top one also counts
-/// infinities and NaNs), with no store to wait for and no other memory to read afterwards.
+/// infinities, NaNs and negative zeros), with no store to wait for and no other memory to read afterwards.
 /// Integer addition is exact and commutes, so the words hold the same bits whatever the order of
 /// the arrivals, and every block rounds them the same way. Measured on the H200 (bench/RESULTS.md,
 /// session 9): 1.44x a bare grid.sync() at 256 x 132, against 1.62x for partials + grid.sync() +
@@ -19,8 +19,8 @@
 /// below 2^-44 of it, so the double is within 2^-50 of the exact sum, relatively (and exact when
 /// the sum is 0); the float is that double rounded. The result is the float nearest the exact sum
 /// of the partials, unless that sum lies within 2^-50 (relatively) of a point halfway between two
-/// floats. Infinities and NaNs give what IEEE addition gives (NaN if any partial is NaN or both
-/// infinities appear); a zero sum is +0, as in the other ways (which start from plus's identity).
+/// floats. Infinities, NaNs and zeros give what IEEE addition gives: NaN if any partial is NaN or
+/// both infinities appear, -0 if every partial is -0, else +0 for a zero sum.
 #pragma once
 
 #include <cuda/std/type_traits>
@@ -44,13 +44,14 @@ inline constexpr unsigned exact_shift      = 54;  ///< the count of blocks: bits
 inline constexpr unsigned exact_max_blocks = (1u << (exact_shift - exact_digit_bits - 1)) - 1;
 /// The top digit holds bits 264.. of the largest floats' significands (up to bit 276): its word adds
 /// 2^13 plus or minus the digit (the sum stays below 2^23), and counts +inf at bit 24, -inf at bit
-/// 34 (a NaN counts as both).
+/// 34 (a NaN counts as both) and -0 at bit 44 (a sum of only negative zeros is -0).
 inline constexpr unsigned exact_top_bits = 277 - exact_digit_bits * (exact_digits - 1);
-inline constexpr unsigned exact_pinf = 24, exact_ninf = 34;
+inline constexpr unsigned exact_pinf = 24, exact_ninf = 34, exact_nzero = 44;
 static_assert(exact_words <= arrival_words, "the words of an exact sum must be zeroed by grid_call::prepare_next");
 // a significand (24 bits, lowest bit at 0 .. 253) spans two digits at most, the top one included
 static_assert(exact_digit_bits >= 24 && 253 / exact_digit_bits + 1 == exact_digits - 1);
-static_assert(exact_max_blocks < 1u << (exact_pinf - exact_top_bits - 1) && exact_max_blocks < 1u << 10);
+static_assert(exact_max_blocks < 1u << (exact_pinf - exact_top_bits - 1) && exact_max_blocks < 1u << 10 &&
+              exact_nzero + 10 <= exact_shift);
 
 /// What lane `j` (< exact_words) of a block adds to word j for the block's partial `p`: one count
 /// (2^54) plus the bias and the signed digit, and the infinities for the top word.
@@ -69,7 +70,12 @@ TILEWISE_DEVICE unsigned long long exact_addend(float p, unsigned j) {
   u64 const digit      = !finite ? 0 : j == k ? (sig << s) & mask : j == k + 1 ? sig >> (exact_digit_bits - s) : 0;
   u64 const bias       = j == top ? u64(1) << exact_top_bits : u64(1) << exact_digit_bits;
   u64 const inf_pos    = u64(1) << exact_pinf, inf_neg = u64(1) << exact_ninf;
-  u64 const special    = finite || j != top ? 0 : m != 0 ? inf_pos + inf_neg : neg ? inf_neg : inf_pos;
+  u64 const special    = j != top                 ? 0
+                         : bits == 0x80000000u    ? u64(1) << exact_nzero
+                         : finite                 ? 0
+                         : m != 0                 ? inf_pos + inf_neg
+                         : neg                    ? inf_neg
+                                                  : inf_pos;
   return (u64(1) << exact_shift) + bias + special + (neg ? u64(0) - digit : digit);  // modulo 2^64
 }
 
@@ -90,9 +96,10 @@ TILEWISE_DEVICE float exact_value(unsigned long long word, unsigned lane, unsign
   }
   unsigned const special = unsigned(__shfl_sync(0xFFFFFFFFu, word, exact_digits - 1) >> exact_pinf);
   unsigned const inf_pos = special & 0x3FFu, inf_neg = (special >> (exact_ninf - exact_pinf)) & 0x3FFu;
+  bool const neg_zeros   = ((special >> (exact_nzero - exact_pinf)) & 0x3FFu) == blocks;
   float const inf        = __int_as_float(0x7F800000);
   float const r          = inf_pos != 0 ? (inf_neg != 0 ? __int_as_float(0x7FFFFFFF) : inf) : inf_neg != 0 ? -inf : 0.0f;
-  return inf_pos != 0 || inf_neg != 0 ? r : __double2float_rn(s);  // a zero sum gives +0
+  return inf_pos != 0 || inf_neg != 0 ? r : neg_zeros ? -0.0f : __double2float_rn(s);  // other zero sums: +0
 }
 
 }  // namespace tilewise::detail

@@ -92,6 +92,43 @@ inline double median(std::vector<float> v) {
   return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + double(v[h]));
 }
 
+/// Holds the GPU's work queue so that timed launches queue up behind a one-thread kernel and run
+/// back to back once it is released, as nvbench times device code: the events then measure the
+/// GPU's time (kernels and the gaps between them), not the host's latency in launching the first.
+/// The kernel gives up after 1 s (a launch that waits for the host while held; reported).
+__global__ void hold_kernel(int const volatile* release, int* gave_up) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (*release == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > 1000000000ull) {
+      *gave_up = 1;
+      return;
+    }
+    __nanosleep(500);
+  }
+}
+
+struct stream_hold {
+  int* flag     = nullptr;  ///< host-mapped release flag
+  int* gave_up  = nullptr;  ///< host-mapped: set by a hold that timed out
+  void create() {
+    TW_BENCH_CUDA(cudaHostAlloc(&flag, 2 * sizeof(int), cudaHostAllocMapped));
+    gave_up = flag + 1;
+    *gave_up = 0;
+  }
+  void destroy() { TW_BENCH_CUDA(cudaFreeHost(flag)); }
+  void hold() const {
+    __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+    int *d = nullptr, *g = nullptr;
+    TW_BENCH_CUDA(cudaHostGetDevicePointer(&d, flag, 0));
+    TW_BENCH_CUDA(cudaHostGetDevicePointer(&g, gave_up, 0));
+    hold_kernel<<<1, 1>>>(d, g);
+    TW_BENCH_CUDA(cudaGetLastError());
+  }
+  void release() const { __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST); }
+};
+
 /// Repetition counts and the two events that time one launch.
 struct timer {
   int warmup = 3;
@@ -110,9 +147,12 @@ struct timer {
   /// Median kernel time (µs) of each of `count` variants: `warmup` rounds, a device synchronize,
   /// then `timed` rounds in which every variant runs once between the events, round r starting
   /// with variant r % count. launch(k) launches variant k; prepare() runs before every launch,
-  /// outside the events.
+  /// outside the events. With `held` (a stream_hold), each timed launch is queued behind a held
+  /// kernel first and released after its stop event (device time; launch(k) must not wait for
+  /// the GPU).
   template <class Launch, class Prepare>
-  std::vector<double> interleaved(std::size_t count, Launch const& launch, Prepare const& prepare) const {
+  std::vector<double> interleaved(std::size_t count, Launch const& launch, Prepare const& prepare,
+                                  stream_hold const* held = nullptr) const {
     for (int k = 0; k < warmup; ++k) {
       for (std::size_t j = 0; j < count; ++j) {
         prepare();
@@ -124,10 +164,12 @@ struct timer {
     for (int rep = 0; rep < timed; ++rep) {
       for (std::size_t j = 0; j < count; ++j) {
         std::size_t const k = (std::size_t(rep) + j) % count;
+        if (held) held->hold();
         prepare();
         TW_BENCH_CUDA(cudaEventRecord(start));
         launch(k);
         TW_BENCH_CUDA(cudaEventRecord(stop));
+        if (held) held->release();
         TW_BENCH_CUDA(cudaEventSynchronize(stop));
         float t = 0;
         TW_BENCH_CUDA(cudaEventElapsedTime(&t, start, stop));

@@ -11,8 +11,8 @@
 /// infinities, NaNs and negative zeros), with no store to wait for and no other memory to read afterwards.
 /// Integer addition is exact and commutes, so the words hold the same bits whatever the order of
 /// the arrivals, and every block rounds them the same way. Measured on the H200 (bench/RESULTS.md,
-/// session 9): 1.44x a bare grid.sync() at 256 x 132, against 1.62x for partials + grid.sync() +
-/// a fold.
+/// session 9): 1.44-1.52x a bare grid.sync() at 256 x 132 over nine runs, against 1.62x for
+/// partials + grid.sync() + a fold.
 ///
 /// Rounding: the digit words, scaled to doubles (exactly), are added from the top digit down.
 /// Each running sum is exact while it fits in 53 bits, and once it does not, the digits left are

@@ -54,7 +54,7 @@ static_assert(exact_max_blocks < 1u << (exact_pinf - exact_top_bits - 1) && exac
               exact_nzero + 10 <= exact_shift);
 
 /// What lane `j` (< exact_words) of a block adds to word j for the block's partial `p`: one count
-/// (2^54) plus the bias and the signed digit, and the infinities for the top word.
+/// (2^54) plus the bias and the signed digit, and for the top word the counts of special values.
 TILEWISE_DEVICE unsigned long long exact_addend(float p, unsigned j) {
   using u64            = unsigned long long;
   constexpr u64 mask   = (u64(1) << exact_digit_bits) - 1;

@@ -121,6 +121,20 @@ struct grid_call {
   /// prepare_next zeroes (grid::reduce's exact float sums use them all, detail/exact_sum.cuh).
   TILEWISE_DEVICE unsigned long long& arrival_word() const { return line(epoch % 4); }
 
+  /// Adds `add` to `word` (release) and spins (acquire) until the word reaches `all`; the value it
+  /// reached. The counted arrival that grid::reduce's integer and exact float sums share: each word
+  /// counts the blocks in its high bits, so the word that shows every block holds every block's add.
+  TILEWISE_DEVICE static unsigned long long add_and_wait(unsigned long long& word, unsigned long long add,
+                                                         unsigned long long all) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> w(word);
+    w.fetch_add(add, cuda::std::memory_order_release);
+    unsigned long long seen;
+    do {
+      seen = w.load(cuda::std::memory_order_acquire);
+    } while (seen < all);
+    return seen;
+  }
+
   /// This call's result word (epoch & 1), tagged with epoch + 1: grid::reduce's last block
   /// publishes the bits of a value of at most 4 bytes there, the other blocks spin on it.
   struct result_word {

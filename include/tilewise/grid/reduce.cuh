@@ -240,16 +240,13 @@ class reduce {
     T* const after = reinterpret_cast<T*>(storage_.after);
     call.prepare_next();  // on thread 0 of block 0: the next call's word, zeroed before this arrival
     if (call.rank == 0) {
-      cuda::atomic_ref<word_t, cuda::thread_scope_device> word(call.arrival_word());
       word_t const add = (word_t(1) << detail::counted_shift) + word_t(bits_t(partial));
       word_t const all = word_t(call.blocks) << detail::counted_shift;  // the sum bits stay below 2^46
       word_t seen;
       if (call.blocks < last_block_min_blocks) {
-        word.fetch_add(add, cuda::std::memory_order_release);
-        do {
-          seen = word.load(cuda::std::memory_order_acquire);
-        } while (seen < all);
+        seen = call.add_and_wait(call.arrival_word(), add, all);
       } else {
+        cuda::atomic_ref<word_t, cuda::thread_scope_device> word(call.arrival_word());
         auto const result = call.result();
         seen              = word.fetch_add(add, cuda::std::memory_order_acq_rel) + add;
         if (seen >= all) {  // the last arrival: acquired every block's release
@@ -277,12 +274,8 @@ class reduce {
       unsigned const lane = call.rank;
       word_t seen         = 0;
       if (lane < detail::exact_words) {
-        cuda::atomic_ref<word_t, cuda::thread_scope_device> word((&call.arrival_word())[lane]);
         word_t const all = word_t(call.blocks) << detail::exact_shift;
-        word.fetch_add(detail::exact_addend(partial, lane), cuda::std::memory_order_release);
-        do {
-          seen = word.load(cuda::std::memory_order_acquire);
-        } while (seen < all);
+        seen             = call.add_and_wait((&call.arrival_word())[lane], detail::exact_addend(partial, lane), all);
       }
       __syncwarp();
       T const r = detail::exact_value(seen, lane, call.blocks);

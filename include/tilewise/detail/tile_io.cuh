@@ -124,14 +124,12 @@ struct warp_stage {
   }
 
   /// A whole segment of U (16-byte aligned) into the stage as T: 16-byte loads of U, all in
-  /// flight together, each vector converted and stored as whole vectors of T where they line up,
-  /// else as the part of one (free of bank conflicts through swz).
+  /// flight together, then each vector converted into the stage (put_converted).
   template <class U>
   TILEWISE_DEVICE void load_converting(U const* seg, unsigned lane) {
-    constexpr unsigned VU = vec_elems<U>;
-    constexpr unsigned NU = 32 * Items / VU;  // vectors of U in the segment
-    constexpr unsigned RU = (NU + 31) / 32;   // per lane
-    using uvec            = vec<U, VU>;
+    using uvec            = vec<U, vec_elems<U>>;
+    constexpr unsigned NU = 32 * Items / vec_elems<U>;  // vectors of U in the segment
+    constexpr unsigned RU = (NU + 31) / 32;              // per lane
     uvec const* p         = reinterpret_cast<uvec const*>(seg);
     uvec u[RU];
 #pragma unroll
@@ -142,28 +140,58 @@ struct warp_stage {
     }
 #pragma unroll
     for (unsigned k = 0; k < RU; ++k) {
-      unsigned const m = 32 * k + lane;
-      if (NU % 32 == 0 || m < NU) {
-        if constexpr (VU % V == 0) {
-#pragma unroll
-          for (unsigned q = 0; q < VU / V; ++q) {
-            vec_t w;
-#pragma unroll
-            for (unsigned e = 0; e < V; ++e) {
-              w.e[e] = T(u[k].e[q * V + e]);
-            }
-            slot[swz(m * (VU / V) + q)] = w;
-          }
-        } else {  // V is a multiple of VU: the VU items lie side by side in one slot
-          items<VU> x;
-#pragma unroll
-          for (unsigned i = 0; i < VU; ++i) {
-            x.e[i] = T(u[k].e[i]);
-          }
-          items_at<VU>(m * VU) = x;
-        }
+      if (NU % 32 == 0 || 32 * k + lane < NU) {
+        put_converted(32 * k + lane, u[k]);
       }
     }
+  }
+
+  /// Vector m of a segment of U, converted to T, into the stage: as whole vectors of T where they
+  /// line up, else as the part of one slot it fills (free of bank conflicts through swz).
+  template <class U, unsigned VU>
+  TILEWISE_DEVICE void put_converted(unsigned m, vec<U, VU> const& u) {
+    if constexpr (VU % V == 0) {
+#pragma unroll
+      for (unsigned q = 0; q < VU / V; ++q) {
+        vec_t w;
+#pragma unroll
+        for (unsigned e = 0; e < V; ++e) {
+          w.e[e] = T(u.e[q * V + e]);
+        }
+        slot[swz(m * (VU / V) + q)] = w;
+      }
+    } else {  // V is a multiple of VU: the VU items lie side by side in one slot
+      items<VU> x;
+#pragma unroll
+      for (unsigned i = 0; i < VU; ++i) {
+        x.e[i] = T(u.e[i]);
+      }
+      items_at<VU>(m * VU) = x;
+    }
+  }
+
+  /// The reverse of put_converted: vector m of a segment of U, from the stage, converted to U.
+  template <class U>
+  TILEWISE_DEVICE vec<U, vec_elems<U>> get_converted(unsigned m) {
+    constexpr unsigned VU = vec_elems<U>;
+    vec<U, VU> u;
+    if constexpr (VU % V == 0) {
+#pragma unroll
+      for (unsigned q = 0; q < VU / V; ++q) {
+        vec_t const w = slot[swz(m * (VU / V) + q)];
+#pragma unroll
+        for (unsigned e = 0; e < V; ++e) {
+          u.e[q * V + e] = U(w.e[e]);
+        }
+      }
+    } else {
+      items<VU> const x = items_at<VU>(m * VU);
+#pragma unroll
+      for (unsigned i = 0; i < VU; ++i) {
+        u.e[i] = U(x.e[i]);
+      }
+    }
+    return u;
   }
 
   /// This lane's vectors of a whole segment into the stage by `cp.async` (sm_80 and later),
@@ -263,38 +291,17 @@ struct warp_stage {
     __syncwarp();
   }
 
-  /// The stage as a whole segment of U (16-byte aligned): each lane reads the items of its
-  /// vectors of U (whole vectors of T where they line up, else the part of one; free of bank
-  /// conflicts through swz), converts them and stores 16-byte vectors.
+  /// The stage as a whole segment of U (16-byte aligned): each lane converts its vectors of U
+  /// (get_converted) and stores them as 16-byte vectors.
   template <class U>
   TILEWISE_DEVICE void store_converting(U* seg, unsigned lane) {
-    constexpr unsigned VU = vec_elems<U>;
-    constexpr unsigned NU = 32 * Items / VU;  // vectors of U in the segment
-    constexpr unsigned RU = (NU + 31) / 32;   // per lane
-    using uvec            = vec<U, VU>;
-    uvec* p               = reinterpret_cast<uvec*>(seg);
+    constexpr unsigned NU = 32 * Items / vec_elems<U>;  // vectors of U in the segment
+    constexpr unsigned RU = (NU + 31) / 32;              // per lane
+    auto* p               = reinterpret_cast<vec<U, vec_elems<U>>*>(seg);
 #pragma unroll
     for (unsigned k = 0; k < RU; ++k) {
-      unsigned const m = 32 * k + lane;
-      if (NU % 32 == 0 || m < NU) {
-        uvec u;
-        if constexpr (VU % V == 0) {
-#pragma unroll
-          for (unsigned q = 0; q < VU / V; ++q) {
-            vec_t const w = slot[swz(m * (VU / V) + q)];
-#pragma unroll
-            for (unsigned e = 0; e < V; ++e) {
-              u.e[q * V + e] = U(w.e[e]);
-            }
-          }
-        } else {  // V is a multiple of VU: the VU items lie side by side in one slot
-          items<VU> const x = items_at<VU>(m * VU);
-#pragma unroll
-          for (unsigned i = 0; i < VU; ++i) {
-            u.e[i] = U(x.e[i]);
-          }
-        }
-        p[m] = u;
+      if (NU % 32 == 0 || 32 * k + lane < NU) {
+        p[32 * k + lane] = get_converted<U>(32 * k + lane);
       }
     }
   }

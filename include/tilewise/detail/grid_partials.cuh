@@ -25,8 +25,10 @@
 /// e + 1 (which comes after that barrier). Word (e + 1) & 3 was last used by call e - 3, whose
 /// readers all finished before arriving at barrier e - 2, which block 0 has passed. Float sums
 /// (detail/exact_sum.cuh) use the first 7 words of the arrival line: thread 0 of block 0 zeroes them
-/// all before its release on word 0, and every block acquires word 0 (lane 0) before a block
-/// barrier that precedes its adds to any word of the next call, so the same argument holds.
+/// all before a block barrier, after which each lane of warp 0 fences (release) before its relaxed
+/// add (a release pattern, which the barrier makes cover thread 0's stores), and every block
+/// acquires word 0 (lane 0) before a block barrier that precedes its adds to any word of the next
+/// call, so the same argument holds.
 /// A result word is rewritten (call e + 2, tag e + 3) only after every block has arrived at call
 /// e + 1, i.e. has finished spinning on it for call e.
 /// Why the epoch is safe to update: every thread of the block reads it in step 1, before the
@@ -121,13 +123,15 @@ struct grid_call {
   /// prepare_next zeroes (grid::reduce's exact float sums use them all, detail/exact_sum.cuh).
   TILEWISE_DEVICE unsigned long long& arrival_word() const { return line(epoch % 4); }
 
-  /// Adds `add` to `word` (release) and spins (acquire) until the word reaches `all`; the value it
-  /// reached. The counted arrival that grid::reduce's integer and exact float sums share: each word
-  /// counts the blocks in its high bits, so the word that shows every block holds every block's add.
+  /// Adds `add` to `word` (release, or relaxed after the caller's own release fence) and spins
+  /// (acquire) until the word reaches `all`; the value it reached. The counted arrival that
+  /// grid::reduce's integer and exact float sums share: each word counts the blocks in its high
+  /// bits, so the word that shows every block holds every block's add.
   TILEWISE_DEVICE static unsigned long long add_and_wait(unsigned long long& word, unsigned long long add,
-                                                         unsigned long long all) {
+                                                         unsigned long long all,
+                                                         cuda::std::memory_order order = cuda::std::memory_order_release) {
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> w(word);
-    w.fetch_add(add, cuda::std::memory_order_release);
+    w.fetch_add(add, order);
     unsigned long long seen;
     do {
       seen = w.load(cuda::std::memory_order_acquire);
@@ -167,9 +171,9 @@ struct grid_call {
   }
 
   /// Block 0 zeroes the arrival words of the next call (the first arrival_words words of its
-  /// line) and moves on the epochs of the slots no block of this launch owns. Every thread calls it, before this
-  /// call's grid-wide barrier (on thread 0 of block 0, before its arrival), after a block barrier
-  /// that follows every thread's construction of this object.
+  /// line) and moves on the epochs of the slots no block of this launch owns (which no block
+  /// reads). Every thread calls it, before this call's grid-wide barrier (on thread 0 of block 0,
+  /// before its arrival's release).
   TILEWISE_DEVICE void prepare_next() const {
     if (block == 0) {
       if (rank == 0) {

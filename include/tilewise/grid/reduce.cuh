@@ -282,12 +282,12 @@ class reduce {
   TILEWISE_DEVICE T exact(detail::grid_call<T, BlockSize> const& call, T v, Op& op) {
     static_assert(last_block_min_blocks - 1 <= detail::exact_max_blocks);
     detail::converged_lanes<32> const lanes;
-    T* const before = reinterpret_cast<T*>(storage_.before);
-    T* const after  = reinterpret_cast<T*>(storage_.after);
+    T* const before     = reinterpret_cast<T*>(storage_.before);
+    T* const after      = reinterpret_cast<T*>(storage_.after);
+    T* const first_warp = reinterpret_cast<T*>(storage_.first_warp);
     unsigned const warp = call.rank / 32;
     call.prepare_next();  // block 0's zeroing of the next call's words goes before warp 0's fence
     if constexpr (warps > 1) {
-      T* const first_warp = reinterpret_cast<T*>(storage_.first_warp);
       if (warp == 0) {
         first_warp[lanes.rank] = v;
       }
@@ -302,7 +302,7 @@ class reduce {
       partial = detail::reduce_lanes(lanes, v, op);
     } else {
       if (warp != 0) {
-        T const x = warp == 1 ? T(op(reinterpret_cast<T*>(storage_.first_warp)[lanes.rank], v)) : v;
+        T const x = warp == 1 ? T(op(first_warp[lanes.rank], v)) : v;
         T const w = detail::reduce_lanes(lanes, x, op);
         if (lanes.rank == 0) {
           before[warp] = w;

@@ -88,16 +88,16 @@ struct warp_stage {
   /// Loads the warp's segment `seg[0, count)` (count <= 32 * Items) into the stage; missing items
   /// are copies of `fill`. Whole aligned segments of T (or of a type with T's bits) go by
   /// `cp.async` (sm_80 and later: global to shared memory without registers, all of a lane's
-  /// copies in flight together; before: through registers), of another arithmetic type as
-  /// vectors through registers, converted (load_converting); other iterators, partial or
+  /// copies in flight together; before: as below), of another arithmetic type as vectors
+  /// through registers, converted (load_converting); other iterators, partial or
   /// unaligned segments element by element. Warp-collective.
   template <class It>
   TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill) {
     unsigned const lane = threadIdx.x % 32;
     if (whole<path_of<It>()>(seg, count)) {
-      if constexpr (path_of<It>() == path::vectors) {
-        vec_t const* p = reinterpret_cast<vec_t const*>(seg);
-        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(p, lane);), (copy_through_registers(p, lane);))
+      if constexpr (path_of<It>() == path::vectors) {  // before sm_80 through registers: a conversion that keeps the bits
+        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(reinterpret_cast<vec_t const*>(seg), lane);),
+                          (load_converting(seg, lane);))
       } else if constexpr (path_of<It>() == path::converting) {
         load_converting(seg, lane);
       }
@@ -205,19 +205,6 @@ struct warp_stage {
     asm volatile("cp.async.wait_all;" ::: "memory");
   }
 
-  /// The same through registers (before sm_80): all loads in flight, then the stores.
-  TILEWISE_DEVICE void copy_through_registers(vec_t const* p, unsigned lane) {
-    vec_t v[R];
-#pragma unroll
-    for (unsigned k = 0; k < R; ++k) {
-      v[k] = p[32 * k + lane];
-    }
-#pragma unroll
-    for (unsigned k = 0; k < R; ++k) {
-      slot[swz(32 * k + lane)] = v[k];
-    }
-  }
-
   /// The fold, in order, of this lane's items (after load()).
   template <class Op>
   TILEWISE_DEVICE T fold(Op& op) const {
@@ -270,14 +257,8 @@ struct warp_stage {
     unsigned const lane = threadIdx.x % 32;
     __syncwarp();
     if (whole<store_path<It>>(seg, count)) {
-      if constexpr (store_path<It> == path::vectors) {
-        vec_t* p = reinterpret_cast<vec_t*>(seg);
-#pragma unroll
-        for (unsigned k = 0; k < R; ++k) {
-          p[32 * k + lane] = slot[swz(32 * k + lane)];
-        }
-      } else if constexpr (store_path<It> == path::converting) {
-        store_converting(seg, lane);
+      if constexpr (store_path<It> != path::elements) {
+        store_converting(seg, lane);  // vectors of T's bits as well: the conversion keeps them
       }
     } else {
 #pragma unroll

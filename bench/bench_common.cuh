@@ -110,20 +110,21 @@ __global__ void hold_kernel(int const volatile* release, int* gave_up) {
 }
 
 struct stream_hold {
-  int* flag     = nullptr;  ///< host-mapped release flag
-  int* gave_up  = nullptr;  ///< host-mapped: set by a hold that timed out
+  int* flag      = nullptr;  ///< host-mapped release flag
+  int* gave_up   = nullptr;  ///< host-mapped: set by a hold that timed out
+  int* d_flag    = nullptr;  ///< their device addresses, queried once
+  int* d_gave_up = nullptr;
   void create() {
     TW_BENCH_CUDA(cudaHostAlloc(&flag, 2 * sizeof(int), cudaHostAllocMapped));
     gave_up = flag + 1;
     *gave_up = 0;
+    TW_BENCH_CUDA(cudaHostGetDevicePointer(&d_flag, flag, 0));
+    TW_BENCH_CUDA(cudaHostGetDevicePointer(&d_gave_up, gave_up, 0));
   }
   void destroy() { TW_BENCH_CUDA(cudaFreeHost(flag)); }
   void hold() const {
     __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
-    int *d = nullptr, *g = nullptr;
-    TW_BENCH_CUDA(cudaHostGetDevicePointer(&d, flag, 0));
-    TW_BENCH_CUDA(cudaHostGetDevicePointer(&g, gave_up, 0));
-    hold_kernel<<<1, 1>>>(d, g);
+    hold_kernel<<<1, 1>>>(d_flag, d_gave_up);
     TW_BENCH_CUDA(cudaGetLastError());
   }
   void release() const { __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST); }

@@ -184,8 +184,8 @@ struct context {
 
 __global__ void empty_kernel() {}
 
-/// Median µs of an empty kernel launch timed like the rows (the floor of every small size).
-/// The empty kernel's median µs: single calls, and (second) queued behind a held kernel.
+/// Median µs of an empty kernel launch timed like the rows (the floor of every small size): single
+/// calls, and (second) queued behind a held kernel.
 std::pair<double, double> measure_launch(timer const& tm, stream_hold const& held) {
   auto const launch = [&](std::size_t) {
     empty_kernel<<<1, 32>>>();

@@ -2,11 +2,14 @@
 // block partials exactly (detail/exact_sum.cuh): the result must be the float nearest the exact sum
 // of the partials (checked against an exact host sum, Shewchuk's expansion arithmetic), bitwise the
 // same on every thread, with IEEE's infinities, NaNs and signed zeros. Thread 0 of each block holds
-// the block's value and the other threads +0, so the partials are known on the host. Rounds per
-// launch, back to back on one workspace (the arrival ring of 4 lines wraps more than twice): values over the
-// whole exponent range, pairs +x / -x that cancel over the whole range, small integers beside
-// +2^100 and -2^100 (a float fold that adds 2^100 to a small value before -2^100 loses it; the
-// grid.sync() way of reduce did, tree order), denormals, sums that overflow, and the special values. Grids of 1, 3, 4, one block per multiprocessor and the largest below 512 blocks.
+// the block's value and the other threads +0, so the partials are known on the host (thread 0's
+// value crosses the warps: warp 1 reduces warp 0's values). Rounds per launch, back to back on one
+// workspace (the arrival ring of 4 lines wraps more than twice): values over the whole exponent
+// range, pairs +x / -x that cancel over the whole range, small integers beside +2^100 and -2^100
+// (a float fold that adds 2^100 to a small value before -2^100 loses it; the grid.sync() way of
+// reduce did, tree order), denormals, sums that overflow, and the special values. Grids of 1, 3,
+// 4, one block per multiprocessor and the largest below 512 blocks; blocks of 32 (one warp, which
+// reduces its own values), 64, 256 and 1024.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -221,4 +224,5 @@ TEST_CASE("grid::reduce<float> plus: the float nearest the exact sum of the bloc
   check_exact_shape<256, 32>();
   check_exact_shape<64, 8>();
   check_exact_shape<1024, 16>();
+  check_exact_shape<32, 32>();
 }

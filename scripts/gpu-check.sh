@@ -4,7 +4,7 @@
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--build DIR]
-#   --no-sanitizers skips the compute-sanitizer runs (four at a time: about 4 of the 7 minutes
+#   --no-sanitizers skips the compute-sanitizer runs (four at a time: about 4 of the 6-8 minutes
 #   of a run with --bench on an H200 with 16 cores): for a benchmark run; resolving an issue needs
 #   the full run.
 # doctest: found through CMAKE_PREFIX_PATH, or ./.deps (../shared/tools/stage-deps.sh) when present.

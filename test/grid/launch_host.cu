@@ -58,10 +58,10 @@ TEST_CASE("make_workspace refuses bad sizes before touching the GPU") {
   CHECK(message_of([] { tilewise::grid::make_workspace(0, 4); }).find("blocks must be >= 1") != std::string::npos);
   CHECK(message_of([] { tilewise::grid::make_workspace(-5, 4); }).find("blocks must be >= 1") != std::string::npos);
   CHECK(message_of([] { tilewise::grid::make_workspace(8, 0); }).find("max_value_bytes") != std::string::npos);
-  // two banks of slots, the epochs, then 6 lines of 128 bytes at a 128-byte boundary
-  CHECK(tilewise::grid::workspace_owner::bytes_of(10, 16) == 384 + 6 * 128);   // 2 * 10 * 16 + 10 * 4 = 360
-  CHECK(tilewise::grid::workspace_owner::bytes_of(4, 16) == 256 + 6 * 128);    // 144
-  CHECK(tilewise::grid::workspace_owner::bytes_of(32, 16) == 1152 + 6 * 128);  // exactly 9 lines, no padding
+  // two banks of slots, the epochs, then 10 lines of 128 bytes at a 128-byte boundary
+  CHECK(tilewise::grid::workspace_owner::bytes_of(10, 16) == 384 + 10 * 128);   // 2 * 10 * 16 + 10 * 4 = 360
+  CHECK(tilewise::grid::workspace_owner::bytes_of(4, 16) == 256 + 10 * 128);    // 144
+  CHECK(tilewise::grid::workspace_owner::bytes_of(32, 16) == 1152 + 10 * 128);  // exactly 9 lines, no padding
   tilewise::grid::workspace_owner empty;
   CHECK(empty.get().slots == nullptr);
   CHECK(empty.bytes() == 0);

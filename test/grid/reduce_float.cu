@@ -1,15 +1,19 @@
-// grid::reduce of float sums on grids below reduce::last_block_min_blocks blocks, which sum the
-// block partials exactly (detail/exact_sum.cuh): the result must be the float nearest the exact sum
-// of the partials (checked against an exact host sum, Shewchuk's expansion arithmetic), bitwise the
-// same on every thread, with IEEE's infinities, NaNs and signed zeros. Thread 0 of each block holds
-// the block's value and the other threads +0, so the partials are known on the host (thread 0's
-// value crosses the warps: warp 1 reduces warp 0's values). Rounds per launch, back to back on one
-// workspace (the arrival ring of 4 lines wraps more than twice): values over the whole exponent
-// range, pairs +x / -x that cancel over the whole range, small integers beside +2^100 and -2^100
-// (a float fold that adds 2^100 to a small value before -2^100 loses it; the grid.sync() way of
-// reduce did, tree order), denormals, sums that overflow, and the special values. Grids of 1, 3,
-// 4, one block per multiprocessor and the largest below 512 blocks; blocks of 32 (one warp, which
-// reduces its own values), 64, 256 and 1024.
+// grid::reduce of float sums, which add the block partials exactly (detail/exact_sum.cuh) on grids
+// of up to detail::exact_max_blocks (4095) blocks: the result must
+// be the float nearest the exact sum of the partials (checked against an exact host sum, Shewchuk's
+// expansion arithmetic), bitwise the same on every thread, with IEEE's infinities, NaNs and signed
+// zeros. Thread 0 of each block holds the block's value and the other threads +0, so the partials
+// are known on the host (thread 0's value crosses the warps: warp 1 reduces warp 0's values). Rounds
+// per launch, back to back on one workspace (the arrival ring of 4 lines wraps more than twice):
+// values over the whole exponent range, pairs +x / -x that cancel over the whole range, small
+// integers beside +2^100 and -2^100 (a float fold that adds 2^100 to a small value before -2^100
+// loses it; the grid.sync() way of reduce did, tree order), denormals, sums that overflow, and the
+// special values. Grids of 1, 3, 4, one block per multiprocessor, last_block_min_blocks - 1 (the
+// largest whose blocks spin on the words), last_block_min_blocks (the smallest whose completing
+// adds publish the words) and the largest co-resident grid up to exact_max_blocks (4095 of the
+// 4224 blocks of 32 or 64 threads an H200 holds: counts that fill their 12 bits); blocks of 32 (one
+// warp, which reduces its own values), 64, 256 and 1024. Larger grids take the last-block way,
+// checked within a tolerance by reduce_scan.cu.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -202,13 +206,13 @@ void check_exact(int blocks, int seed) {
 
 template <unsigned B, unsigned W>
 void check_exact_shape() {
-  constexpr unsigned below = tilewise::grid::reduce<float, B, W>::last_block_min_blocks - 1;
+  constexpr int publish = int(tilewise::grid::reduce<float, B, W>::last_block_min_blocks);
   int const max            = tilewise::max_cooperative_grid(reduce_rounds_kernel<B, W>, dim3(B));
   int dev = 0, sms = 0;
   TW_CUDA_CHECK(cudaGetDevice(&dev));
   TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   std::vector<int> sizes;
-  for (int g : {1, 3, 4, sms, std::min(max, int(below))}) {
+  for (int g : {1, 3, 4, sms, publish - 1, publish, std::min(max, int(tilewise::detail::exact_max_blocks))}) {
     if (g <= max && std::find(sizes.begin(), sizes.end(), g) == sizes.end()) sizes.push_back(g);
   }
   for (int blocks : sizes) {

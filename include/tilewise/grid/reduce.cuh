@@ -11,12 +11,16 @@
 ///     (detail::counted_sum). Integer addition is exact, so the result is the same bits. On
 ///     grids of at least `last_block_min_blocks` blocks the block whose add completes the count
 ///     publishes the sum in a result word, on which the others spin instead.
-///   - float sums on grids below `last_block_min_blocks` blocks: the same, exactly, in fixed
-///     point: 7 lanes of warp 0 add the partial's 44-bit digits, each with the count of blocks, to
-///     7 words of the arrival line, spin until all 7 count every block, and round the exact sum of
-///     the partials to float (detail/exact_sum.cuh: the float nearest that sum, barring sums within
-///     2^-50 of a tie; IEEE infinities and NaNs). Warp 0 issues the release fence of its adds while
-///     the other warps reduce the block's values (three block barriers instead of two).
+///   - float sums on grids of up to detail::exact_max_blocks = 4095 blocks: the same, exactly, in
+///     fixed point: 8 lanes of warp 0 add the partial's 40-bit digits and its counts of negative
+///     and special values, each with the count of blocks, to 8 words of the arrival line, and
+///     round the exact sum of the partials to float once every word counts every block
+///     (detail/exact_sum.cuh: the float nearest that sum, barring sums within 2^-50 of a tie; IEEE
+///     infinities and NaNs). Below `last_block_min_blocks` blocks every block spins on the 8
+///     words; on larger grids the add that completes a word copies it to the call's copy line,
+///     where the blocks spin instead. Warp 0 issues the release fence of its adds while the
+///     other warps reduce the block's values (three block barriers instead of two). Larger grids
+///     (blocks of at most 64 threads filling an H200: 4224) take the last-block way below.
 ///   - other values of at most 4 bytes on grids of at least `last_block_min_blocks` blocks:
 ///     thread 0 writes the partial to the workspace and counts the block in on the arrival word;
 ///     the block that arrives last folds all partials (as below) and publishes the result in one
@@ -52,9 +56,8 @@ namespace cg = cooperative_groups;
 
 /// @brief Grid-wide reduction inside a cooperative kernel: every thread of the grid gets the
 ///        reduction of one value per thread, combined in one fixed order for a given grid size
-///        (grid thread_rank order for ops tilewise does not know to commute; float sums on grids
-///        below last_block_min_blocks blocks add the block partials exactly and round once; see
-///        the file comment).
+///        (grid thread_rank order for ops tilewise does not know to commute; float sums add the
+///        block partials exactly and round once; see the file comment).
 /// @tparam T         any trivially copyable, default constructible type, sizeof(T) <= the
 ///                   workspace's slot_bytes
 /// @tparam BlockSize threads per block of the launch, a multiple of 32 in [32, 1024]
@@ -89,11 +92,13 @@ class reduce {
     alignas(16) unsigned char first_warp[cuda::std::is_same_v<T, float> && warps > 1 ? 32 * sizeof(T) : 1];
   };
 
-  /// Grids of at least this many blocks spin on a result word published by the last block to
-  /// arrive: values of at most 4 bytes that are not counted sums take the last-block way, counted
-  /// sums their published form (measured on the H200 by bench/grid_bench: from about 4 blocks per
-  /// multiprocessor on, one block reading the partials beats every block reading them, and
-  /// spinning on the arrival word slows the arrivals).
+  /// Grids of at least this many blocks spin on what is published in a result word or a copy
+  /// line instead of on the arrival words: values of at most 4 bytes that are neither counted nor
+  /// float sums take the last-block way, counted and float sums their published forms. Measured on
+  /// the H200 by bench/grid_bench and prototypes: from about 4 blocks per multiprocessor on, one
+  /// block reading the partials beats every block reading them, and spinning on the arrival words
+  /// slows the arrivals (prototypes of the float sum: at 256 x 1056, 2.5x a bare grid.sync()
+  /// spinning on the words, 1.3x on the copies; at 256 x 132, 1.35x on the words, 1.65x).
   static constexpr unsigned last_block_min_blocks = 512;
 
   TILEWISE_DEVICE explicit reduce(temp_storage& storage) : storage_(storage) {}
@@ -110,9 +115,13 @@ class reduce {
     detail::grid_call<T, BlockSize> const call(grid, ws);
     // Each way is compiled only for the values that can take it (fewer registers held in a loop).
     if constexpr (detail::exact_float_sum<Op, T>) {
-      if (call.blocks < last_block_min_blocks) {  // uniform over the grid
+      if (call.blocks <= detail::exact_max_blocks) {  // uniform over the grid
         return exact(call, v, op);
       }
+      // Grids above 4095 blocks. This way's code, even unused, slows the exact way at 256 x 1056
+      // (a prototype without it: 2.90 against 3.19 us per call); out of line (__noinline__) it
+      // does not build with -rdc under launch bounds (ptxas: the callee's registers exceed the
+      // kernel's limit), and neither __builtin_expect nor the grid.sync() way in its place helped.
       return last_block(call, block_partial(call, v, op), op);
     } else if constexpr (detail::counted_sum<Op, T>) {
       static_assert(detail::counted_max_blocks >= last_block_min_blocks);
@@ -253,9 +262,8 @@ class reduce {
       if (call.blocks < last_block_min_blocks) {
         seen = call.add_and_wait(call.arrival_word(), add, all);
       } else {
-        cuda::atomic_ref<word_t, cuda::thread_scope_device> word(call.arrival_word());
         auto const result = call.result();
-        seen              = word.fetch_add(add, cuda::std::memory_order_acq_rel) + add;
+        seen              = detail::gpu_word::add_acq_rel(call.arrival_word(), add) + add;
         if (seen >= all) {  // the last arrival: acquired every block's release
           result.publish(unsigned(seen));
         } else {
@@ -269,18 +277,21 @@ class reduce {
     return after[0];
   }
 
-  /// Float sums on grids below last_block_min_blocks blocks: lanes 0..6 of warp 0 add the block's
-  /// partial, as fixed-point digits, to the call's 7 exact-sum words (one atomic each, which also
-  /// counts the block in) and spin until every word counts every block; each block then rounds the
-  /// same exact sum (detail/exact_sum.cuh). Three block barriers: the release fence that makes the
-  /// adds release this block's writes is issued by warp 0 right after the first, while warps 1...
-  /// reduce every value of the block (warp 1 also warp 0's), so the fence's latency (measured: it
-  /// grows with the number of blocks fencing at once) overlaps the warp reductions instead of
-  /// following them. On the H200, 256 x 132, both builds on one machine: 1.56 -> 1.47 us per call
-  /// (grid.sync() 0.99 us). The partial's order is fixed; any order gives the same exact sum.
+  /// Float sums on grids of up to exact_max_blocks blocks: lanes 0..7 of warp 0 add the block's
+  /// partial, as fixed-point digits and counts, to the call's 8 exact-sum words (one
+  /// relaxed atomic each, which also counts the block in); each block then rounds the same exact
+  /// sum (detail/exact_sum.cuh). Below last_block_min_blocks blocks each lane spins until its word
+  /// counts every block; on larger grids the lane whose add completes a word (its atomic returns
+  /// the count of every other block) acquires, copies the word to the call's copy line and
+  /// releases it, and every lane spins on its copy there, away from the line the atomics hit.
+  /// Three block barriers: the release fence that makes the adds release this block's writes is
+  /// issued by warp 0 right after the first, while warps 1... reduce every value of the block
+  /// (warp 1 also warp 0's), so the fence's latency (measured: it grows with the number of blocks
+  /// fencing at once) overlaps the warp reductions instead of following them. The partial's order
+  /// is fixed; any order gives the same exact sum.
   template <class Op>
   TILEWISE_DEVICE T exact(detail::grid_call<T, BlockSize> const& call, T v, Op& op) {
-    static_assert(last_block_min_blocks - 1 <= detail::exact_max_blocks);
+    static_assert(last_block_min_blocks <= detail::exact_max_blocks);
     detail::converged_lanes<32> const lanes;
     T* const before     = reinterpret_cast<T*>(storage_.before);
     T* const after      = reinterpret_cast<T*>(storage_.after);
@@ -322,9 +333,22 @@ class reduce {
       unsigned const lane = lanes.rank;
       word_t seen         = 0;
       if (lane < detail::exact_words) {
-        word_t const all = word_t(call.blocks) << detail::exact_shift;
-        seen = call.add_and_wait((&call.arrival_word())[lane], detail::exact_addend(partial, lane), all,
-                                 cuda::std::memory_order_relaxed);
+        word_t* const word = call.arrival_word() + lane;
+        word_t const add   = detail::exact_addend(partial, lane);
+        if (call.blocks < last_block_min_blocks) {  // every block spins on the words
+          seen = call.template add_and_wait<true>(word, add, word_t(call.blocks) << detail::exact_shift);
+        } else {  // the add that completes a word copies it; every block spins on the copy
+          word_t* const copy = call.copies() + lane;
+          word_t const all   = word_t(call.blocks) << detail::exact_shift;
+          word_t const old   = detail::gpu_word::add_relaxed(word, add);
+          if (old + add >= all) {
+            // acquires every block's add to this word (each after its block's release fence) and
+            // releases the copy
+            cuda::atomic_thread_fence(cuda::std::memory_order_acq_rel, cuda::thread_scope_device);
+            detail::gpu_word::store_relaxed(copy, old + add);
+          }
+          seen = detail::gpu_word::spin(copy, [all](word_t x) { return x >= all; });
+        }
       }
       __syncwarp();
       T const r = detail::exact_value(seen, lane, call.blocks);
@@ -345,9 +369,8 @@ class reduce {
     call.prepare_next();
     if (call.rank == 0) {
       call.bank()[call.block] = partial;
-      cuda::atomic_ref<word_t, cuda::thread_scope_device> count(call.arrival_word());
       // acq_rel: releases this block's writes; the last block acquires everybody's
-      storage_.last = count.fetch_add(1, cuda::std::memory_order_acq_rel) == call.blocks - 1;
+      storage_.last = detail::gpu_word::add_acq_rel(call.arrival_word(), 1) == call.blocks - 1;
     }
     __syncthreads();
     auto const result = call.result();

@@ -5,10 +5,10 @@
 /// Layout (one cudaMalloc): two banks of `blocks` partial slots of `slot_bytes` each (a grid
 /// primitive's per-block partials, double-buffered), then `blocks` epoch counters (one per
 /// block: how many grid primitives that block has called on this workspace, its low bit picks
-/// the bank), then 6 cache lines of grid::reduce's arrival words (a ring of 4: epoch & 3 picks
-/// one) and result words (2: epoch & 1), one word per 128-byte line so that the blocks hammering
-/// one word do not slow the others. See detail/grid_partials.cuh for why the epochs make
-/// back-to-back calls safe.
+/// the bank), then 10 cache lines of grid::reduce: 4 arrival lines (a ring: epoch & 3 picks one),
+/// 2 result lines (epoch & 1) and 4 copy lines (a ring, as the arrival lines), 128 bytes each so
+/// that the blocks hammering one line do not slow the others. See detail/grid_partials.cuh for why
+/// the epochs make back-to-back calls safe.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -30,7 +30,7 @@ namespace tilewise::grid {
 struct workspace {
   unsigned char* slots = nullptr;  ///< 2 banks x `blocks` slots of `slot_bytes`
   unsigned* epochs     = nullptr;  ///< `blocks` per-block call counters
-  unsigned long long* lines = nullptr;  ///< 4 arrival words then 2 result words, 128 bytes apart
+  unsigned long long* lines = nullptr;  ///< 4 arrival, 2 result and 4 copy lines, 128 bytes each
   unsigned blocks      = 0;        ///< largest grid (blocks) it serves
   unsigned slot_bytes  = 0;        ///< largest sizeof(T) it serves (a multiple of 16)
 };
@@ -58,8 +58,8 @@ class workspace_owner {
   /// Device bytes held.
   std::size_t bytes() const noexcept { return ws_.slots != nullptr ? bytes_of(ws_.blocks, ws_.slot_bytes) : 0; }
 
-  static constexpr unsigned line_bytes = 128;  ///< one arrival or result word per cache line
-  static constexpr unsigned line_count = 6;    ///< 4 arrival words, 2 result words
+  static constexpr unsigned line_bytes = 128;  ///< one cache line per arrival or result line
+  static constexpr unsigned line_count = 10;   ///< 4 arrival lines, 2 result lines, 4 copy lines
 
   static std::size_t bytes_of(unsigned blocks, unsigned slot_bytes) noexcept {
     return lines_offset(blocks, slot_bytes) + line_count * line_bytes;

@@ -3,8 +3,8 @@
 ///  (a) µs per grid::reduce call (a dependent chain of calls in one kernel) against a bare
 ///      grid.sync(), block sizes 128..1024, one block per multiprocessor and the largest
 ///      co-resident grid; the goal is reduce <= 1.5x sync. Two columns: int32 plus (the counted
-///      arrival word) and float plus (below 512 blocks the exact fixed-point sum, from 512 on the
-///      last block's fold of the partials);
+///      arrival word) and float plus (the exact fixed-point sum: every block spins on its words
+///      below 512 blocks, on their copies from 512 on);
 ///  (b) a persistent single-launch exclusive sum of n int32 held in registers across the one grid
 ///      barrier (read once, write once; grid::exclusive_scan of the per-thread sums) against
 ///      cub::DeviceScan::ExclusiveSum, n = 2^16..2^24 (each size takes the fastest of a few

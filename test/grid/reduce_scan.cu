@@ -8,6 +8,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <string>
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -27,8 +28,10 @@ namespace {
 
 constexpr int rounds = 2;
 
+// Blocks of 32 ask for 32 per multiprocessor (at most 64 registers): the largest grid then passes
+// the exact float sum's 4095 blocks (4224 on an H200), so the float test reaches the last-block way.
 template <class T, class Op, unsigned B, unsigned W>
-__global__ void __launch_bounds__(B) reduce_scan_kernel(T const* in, T* red, T* scan, T* tot, T init, std::size_t n,
+__global__ void __launch_bounds__(B, B == 32 ? 32 : 1) reduce_scan_kernel(T const* in, T* red, T* scan, T* tot, T init, std::size_t n,
                                                         tilewise::grid::workspace ws) {
   using grid_reduce = tilewise::grid::reduce<T, B, W>;
   using grid_scan   = tilewise::grid::exclusive_scan<T, B, W>;
@@ -149,6 +152,11 @@ TEST_CASE("grid::reduce / exclusive_scan: int64 with an operator without a known
 // of 32 fill an H200 with 4224.
 TEST_CASE("grid::reduce / exclusive_scan: float and double within tolerance, deterministic reduce") {
   check_shape<float, cuda::std::plus<>, 256, 32>();
+  int const max32 = tilewise::max_cooperative_grid(reduce_scan_kernel<float, cuda::std::plus<>, 32, 32>, dim3(32));
+  std::string const way = max32 > int(tilewise::detail::exact_max_blocks)
+                              ? "above the exact sum's limit (last-block way)"
+                              : "within the exact sum's limit";
+  MESSAGE("float sums in blocks of 32: largest grid " << max32 << " blocks, " << way);
   check_shape<float, cuda::std::plus<>, 32, 32>();
   check_shape<double, cuda::std::plus<>, 512, 8>();
   check_shape<double, cuda::std::plus<>, 64, 16>();

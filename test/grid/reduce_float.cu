@@ -207,7 +207,7 @@ void check_exact(int blocks, int seed) {
 template <unsigned B, unsigned W>
 void check_exact_shape() {
   constexpr int publish = int(tilewise::grid::reduce<float, B, W>::last_block_min_blocks);
-  int const max            = tilewise::max_cooperative_grid(reduce_rounds_kernel<B, W>, dim3(B));
+  int const max         = tilewise::max_cooperative_grid(reduce_rounds_kernel<B, W>, dim3(B));
   int dev = 0, sms = 0;
   TW_CUDA_CHECK(cudaGetDevice(&dev));
   TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));

@@ -45,6 +45,7 @@
 #include <cooperative_groups.h>
 
 #include <cuda/atomic>
+#include <cuda/ptx>
 #include <cuda/std/type_traits>
 
 #include <cstdio>
@@ -126,7 +127,7 @@ struct gpu_word {
     do {
       asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(p) : "memory");
     } while (!done(seen));
-    asm volatile("fence.acquire.gpu;" ::: "memory");
+    cuda::ptx::fence(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu);
 #else
     do {
       asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(p) : "memory");

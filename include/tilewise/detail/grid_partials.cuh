@@ -44,14 +44,13 @@
 
 #include <cooperative_groups.h>
 
-#include <cuda/atomic>
-#include <cuda/ptx>
 #include <cuda/std/type_traits>
 
 #include <cstdio>
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/gpu_word.cuh>
 #include <tilewise/detail/group.cuh>
 #include <tilewise/grid/workspace.cuh>
 
@@ -89,53 +88,6 @@ __device__ __noinline__ inline void grid_workspace_error(unsigned blocks, unsign
 /// Words at the start of each arrival line that prepare_next zeroes: the arrival word and the
 /// other words of an exact float sum (detail::exact_words, checked there).
 inline constexpr unsigned arrival_words = 8;  // all used by exact float sums; an even count for 16-byte stores
-
-/// Device-scope operations on the workspace's 64-bit words, which lie in global memory: the
-/// `.global` forms skip the generic-address test that a cuda::atomic_ref compiles to (a branch to a
-/// shared-memory loop), and the spins load relaxed and acquire once, after the loop (a prototype
-/// of the counted int32 grid::reduce on the H200, 256 x 132: 1.24x -> 1.04x a bare grid.sync(),
-/// both together).
-struct gpu_word {
-  using u64 = unsigned long long;
-  TILEWISE_DEVICE static u64 add_relaxed(u64* p, u64 v) {
-    u64 old;
-    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-    return old;
-  }
-  TILEWISE_DEVICE static u64 add_release(u64* p, u64 v) {
-    u64 old;
-    asm volatile("atom.release.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-    return old;
-  }
-  TILEWISE_DEVICE static u64 add_acq_rel(u64* p, u64 v) {
-    u64 old;
-    asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-    return old;
-  }
-  TILEWISE_DEVICE static void store_relaxed(u64* p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-  }
-  TILEWISE_DEVICE static void store_release(u64* p, u64 v) {
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-  }
-  /// Spins until done(*p) and returns that value, acquired: relaxed loads then one acquire fence
-  /// (sm_90: fence.acquire, which invalidates L1 and waits for nothing), or acquire loads before.
-  template <class Done>
-  TILEWISE_DEVICE static u64 spin(u64 const* p, Done done) {
-    u64 seen;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    do {
-      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(p) : "memory");
-    } while (!done(seen));
-    cuda::ptx::fence(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu);
-#else
-    do {
-      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(p) : "memory");
-    } while (!done(seen));
-#endif
-    return seen;
-  }
-};
 
 /// One call's view of the workspace (steps 1, 3 and 5 above).
 template <class T, unsigned BlockSize>

@@ -3,31 +3,36 @@
 ///        temp storage, and the decoupled look-back that reads them.
 ///
 /// A record holds a tile's value (its aggregate, or the inclusive prefix through it) and a tag
-/// `epoch * 4 + flag`. Writers store with release semantics, readers load with acquire (no
-/// `volatile`): a reader that sees the tag also sees the value. Three layouts:
+/// `epoch * 4 + flag`. Records of values of up to 8 bytes carry the value in the same access as
+/// the tag, so they are written and read relaxed (device scope, `.global`: detail::gpu_word), as
+/// CUB's ScanTileState does by default: a reader that sees the tag sees the value with it, and no
+/// other data travels through a record. A release store would put `MEMBAR.ALL.GPU` before every
+/// publish and an acquire load `CCTL.IVALL` (invalidate L1) after every poll; without them the
+/// device scans of 2^28 elements ran 4 % (int32) and 7 % (int64) faster on the H200, and reduce
+/// of 2^16 int32 0.4 us faster (device time). Three layouts:
 /// - T <= 4 bytes: one 64-bit word (a 32-bit tag with the epoch's low 30 bits, and the value),
 ///   written and read by single 64-bit accesses;
-/// - T of 8 bytes: one 16-byte word {64-bit tag, value}, written by `st.release.gpu.v2.u64` and
-///   read by `ld.acquire.gpu.v2.u64`, as CUB's ScanTileState does for 8-byte values. The PTX
-///   memory model describes a vector access as scalar accesses in unspecified order, so this
-///   relies on what CUB relies on: an aligned 16-byte access is one transaction on sm_70 and
-///   later. It saves the look-back a second, dependent load per record: int64 and double scans
-///   went from 0.90-0.95x to 0.99-1.04x CUB at 2^28 on the H200 (1377 -> 1250 us for int64),
-///   and from 0.95-1.01x to 1.06-1.08x at 2^24. An earlier 16-byte layout for 1- and 4-byte
-///   values gave wrong prefixes on the H200 (cause not pinned down); those keep the 64-bit word;
+/// - T of 8 bytes: one 16-byte word {64-bit tag, value}, written and read as one 16-byte access
+///   (`.v2.u64`), as CUB's ScanTileState does for 8-byte values. The PTX memory model describes a
+///   vector access as scalar accesses in unspecified order, so this relies on what CUB relies on:
+///   an aligned 16-byte access is one transaction on sm_70 and later. It saves the look-back a
+///   second, dependent load per record: int64 and double scans went from 0.90-0.95x to 0.99-1.04x
+///   CUB at 2^28 on the H200 (1377 -> 1250 us for int64), and from 0.95-1.01x to 1.06-1.08x at
+///   2^24. An earlier 16-byte layout for 1- and 4-byte values gave wrong prefixes on the H200
+///   (cause not pinned down); those keep the 64-bit word;
 /// - larger T: a 64-bit tag per record and the values in two arrays (one per flag, each written
-///   once per launch, before the tag).
+///   once per launch, before the tag, which is stored with release and loaded with acquire).
 /// The epoch (detail::next_epoch) changes every launch, so records of earlier launches and
 /// garbage read as "not written yet": temp storage needs no clearing (a stale 64-bit record could
 /// match only if the same temp storage saw 2^30 launches that all left it unwritten).
 #pragma once
 
-#include <cuda/atomic>
 #include <cuda/std/cstdint>
 #include <cuda/std/cstring>
 #include <cuda/std/type_traits>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/gpu_word.cuh>
 #include <tilewise/detail/group.cuh>
 #include <tilewise/tile/reduce.cuh>
 
@@ -55,7 +60,6 @@ struct tile_status {
   T* inclusive;              ///< separate values only: values published with status_inclusive
   unsigned long long epoch;
 
-  using word_ref = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
   static constexpr bool separate                 = !packed_status<T> && !wide_status<T>;
   static constexpr unsigned long long epoch_mask = packed_status<T> ? (1ull << 30) - 1 : ~0ull >> 2;
 
@@ -63,38 +67,38 @@ struct tile_status {
   static constexpr std::size_t tag_bytes(std::size_t count) { return count * (wide_status<T> ? 16 : 8); }
   static constexpr std::size_t value_bytes(std::size_t count) { return separate ? count * sizeof(T) : 0; }
 
-  /// Publishes record i: one thread; release (everything the block wrote before is visible to
-  /// the reader that sees the tag, given a barrier between those writes and this call).
+  /// Publishes record i (one thread): a reader that sees the tag sees `v`. It publishes nothing
+  /// else the block wrote.
   TILEWISE_DEVICE void publish(long long i, status_flag flag, T const& v) const {
     unsigned long long const tag = (epoch & epoch_mask) * 4 + flag;
     if constexpr (packed_status<T>) {
       unsigned bits = 0;
       cuda::std::memcpy(&bits, &v, sizeof(T));
-      word_ref(tags[i]).store(tag << 32 | bits, cuda::std::memory_order_release);
+      gpu_word::store_relaxed(tags + i, tag << 32 | bits);
     } else if constexpr (wide_status<T>) {
       unsigned long long bits;
       cuda::std::memcpy(&bits, &v, sizeof(T));
-      asm volatile("st.release.gpu.v2.u64 [%0], {%1, %2};" ::"l"(tags + 2 * i), "l"(tag), "l"(bits) : "memory");
+      gpu_word::store_relaxed_pair(tags + 2 * i, tag, bits);
     } else {
       (flag == status_inclusive ? inclusive : partial)[i] = v;
-      word_ref(tags[i]).store(tag, cuda::std::memory_order_release);
+      gpu_word::store_release(tags + i, tag);
     }
   }
 
-  /// Reads record i (acquire). `ready(e)` tells whether this launch wrote it.
+  /// Reads record i. `ready(e)` tells whether this launch wrote it.
   TILEWISE_DEVICE status_entry<T> load(long long i) const {
     status_entry<T> e;
     if constexpr (packed_status<T>) {
-      unsigned long long const w = word_ref(tags[i]).load(cuda::std::memory_order_acquire);
+      unsigned long long const w = gpu_word::load_relaxed(tags + i);
       e.tag               = w >> 32;
       unsigned const bits = static_cast<unsigned>(w);
       cuda::std::memcpy(&e.value, &bits, sizeof(T));
     } else if constexpr (wide_status<T>) {
       unsigned long long bits;
-      asm volatile("ld.acquire.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(e.tag), "=l"(bits) : "l"(tags + 2 * i) : "memory");
+      gpu_word::load_relaxed_pair(tags + 2 * i, e.tag, bits);
       cuda::std::memcpy(&e.value, &bits, sizeof(T));
     } else {
-      e.tag = word_ref(tags[i]).load(cuda::std::memory_order_acquire);
+      e.tag = gpu_word::load_acquire(tags + i);
       if (ready(e)) {
         e.value = ((e.tag & 3) == status_inclusive ? inclusive : partial)[i];
       }

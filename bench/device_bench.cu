@@ -270,6 +270,10 @@ std::string shape_name() {
     if (P::first_delay_ns || P::poll_delay_ns) {
       s += ", look-back sleeps " + std::to_string(P::first_delay_ns) + "/" + std::to_string(P::poll_delay_ns) + " ns";
       if (P::delay_min_tiles) s += " from " + std::to_string(P::delay_min_tiles) + " tiles";
+      if (P::long_delay_ns) {
+        s += ", first " + std::to_string(P::long_delay_ns) + " ns from " + std::to_string(P::long_delay_min_tiles) +
+             " tiles";
+      }
     }
     return s;
   }

@@ -134,22 +134,21 @@ struct tile_status {
 /// (tile >= 1): the combination, in tile order, of the values of all tiles before `tile`. Each
 /// step reads a window of the 32 preceding records, waits until every one is written, and stops
 /// at the nearest inclusive one; op need not commute. The result is on every lane.
-/// `FirstDelayNs` > 0 sleeps that long before the first window and `PollDelayNs` > 0 between polls
-/// of a window not yet complete (instead of tile_status::back_off), as CUB's sm_90 scan tunings
-/// do; `delay` false (uniform over the warp) skips both. 0 and 0 is the undelayed path. The first
-/// sleep is what pays on large grids: by the time it ends the predecessors have mostly turned
-/// inclusive, so one window ends the walk instead of several of partial records.
-template <unsigned FirstDelayNs = 0, unsigned PollDelayNs = 0, class T, class Op>
-TILEWISE_DEVICE T look_back(tile_status<T> const& s, long long tile, Op& op, bool delay = true) {
+/// `first_delay_ns` > 0 sleeps that long before the first window and `PollDelayNs` > 0 between
+/// polls of a window not yet complete (instead of tile_status::back_off), as CUB's sm_90 scan
+/// tunings do; `delay` false (uniform over the warp) skips both. 0 and 0 is the undelayed path.
+/// The first sleep is what pays on large grids: by the time it ends the predecessors have mostly
+/// turned inclusive, so one window ends the walk instead of several of partial records.
+template <unsigned PollDelayNs = 0, class T, class Op>
+TILEWISE_DEVICE T look_back(tile_status<T> const& s, long long tile, Op& op, bool delay = false,
+                            unsigned first_delay_ns = 0) {
   tile_lanes<32> const l;
   unsigned const lane = l.rank;
   T acc{};
   bool have     = false;
   long long end = tile;  // window [end - 32, end)
-  if constexpr (FirstDelayNs > 0) {
-    if (delay) {
-      __nanosleep(FirstDelayNs);
-    }
+  if (delay && first_delay_ns > 0) {
+    __nanosleep(first_delay_ns);
   }
   while (true) {
     long long const i = end - 32 + lane;

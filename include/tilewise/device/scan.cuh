@@ -42,21 +42,32 @@ namespace cg = cooperative_groups;
 /// - `first_delay_ns`, `poll_delay_ns`: the look-back's sleeps (detail::look_back); 0: none;
 /// - `delay_min_tiles`: grids of fewer tiles skip the sleeps (as CUB's, below 500 tiles). There
 ///   all tiles start at once and a sleep only delays the chain; on larger grids the tiles of later
-///   waves find their predecessors finished after the first sleep.
+///   waves find their predecessors finished after the first sleep;
+/// - `long_delay_ns`, `long_delay_min_tiles`: grids of at least `long_delay_min_tiles` tiles sleep
+///   `long_delay_ns` before the first window instead (0: no such tier).
 struct scan_knobs {
-  static constexpr unsigned min_blocks      = 0;
-  static constexpr unsigned first_delay_ns  = 0;
-  static constexpr unsigned poll_delay_ns   = 0;
-  static constexpr unsigned delay_min_tiles = 0;
+  static constexpr unsigned min_blocks           = 0;
+  static constexpr unsigned first_delay_ns       = 0;
+  static constexpr unsigned poll_delay_ns        = 0;
+  static constexpr unsigned delay_min_tiles      = 0;
+  static constexpr unsigned long_delay_ns        = 0;
+  static constexpr unsigned long_delay_min_tiles = 0;
 };
 
 /// Measured on the H200 by bench/device_bench (int32 and float, 2^28: sleeps 1.09-1.11x faster;
 /// grids of 512 tiles 0.92x, of 1024 1.01x, of 2048 1.02-1.05x). The first sleep does it: 1245
-/// ns before the first window alone gave the same, 648 ns between polls alone nothing.
+/// ns before the first window alone gave the same, 648 ns between polls alone nothing. Since the
+/// records are relaxed (detail::tile_status), a longer first sleep pays on grids of 2048 tiles or
+/// more: 2500 ns against 1245 at 2^28 2.5 % (int32, float) and 1.8 % (int64, double) faster in
+/// every row, at 2^24 (2048 tiles of 4 bytes, 4096 of 8) 0-4 % in 7 of 8 rows; 4000 ns no
+/// better; 600 ns or none slower everywhere (2^28: 2 % and 5-7 %). At 1024 tiles (2^23 of 4
+/// bytes) 2500 ns was 2 % slower than 1245, so smaller grids keep 1245 ns.
 struct scan_sleeps : scan_knobs {
-  static constexpr unsigned first_delay_ns  = 1245;
-  static constexpr unsigned poll_delay_ns   = 648;
-  static constexpr unsigned delay_min_tiles = 1024;
+  static constexpr unsigned first_delay_ns       = 1245;
+  static constexpr unsigned poll_delay_ns        = 648;
+  static constexpr unsigned delay_min_tiles      = 1024;
+  static constexpr unsigned long_delay_ns        = 2500;
+  static constexpr unsigned long_delay_min_tiles = 2048;
 };
 
 /// Tile shape of the device-wide scan of T under Op (measured on the H200 by bench/device_bench):
@@ -140,11 +151,17 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block, Policy::min_blocks)
     if (tile == 0) {
       prefix = make_maybe<Op, T>(Exclusive ? init : aggregate, Exclusive);
     } else {
-      bool delay = true;  // uniform over the grid
+      bool delay     = true;  // both uniform over the grid
+      unsigned first = Policy::first_delay_ns;
       if constexpr (Policy::delay_min_tiles > 0) {
         delay = gridDim.x >= Policy::delay_min_tiles;
       }
-      T const p = look_back<Policy::first_delay_ns, Policy::poll_delay_ns>(status, tile, op, delay);
+      if constexpr (Policy::long_delay_ns > 0) {
+        if (gridDim.x >= Policy::long_delay_min_tiles) {
+          first = Policy::long_delay_ns;
+        }
+      }
+      T const p = look_back<Policy::poll_delay_ns>(status, tile, op, delay, first);
       if (threadIdx.x == 0) {
         status.publish(tile, status_inclusive, T(op(p, aggregate)));
       }

@@ -58,10 +58,10 @@ struct scan_knobs {
 /// grids of 512 tiles 0.92x, of 1024 1.01x, of 2048 1.02-1.05x). The first sleep does it: 1245
 /// ns before the first window alone gave the same, 648 ns between polls alone nothing. Since the
 /// records are relaxed (detail::tile_status), a longer first sleep pays on grids of 2048 tiles or
-/// more: 2500 ns against 1245 at 2^28 2.5 % (int32, float) and 1.8 % (int64, double) faster in
-/// every row, at 2^24 (2048 tiles of 4 bytes, 4096 of 8) 0-4 % in 7 of 8 rows; 4000 ns no
-/// better; 600 ns or none slower everywhere (2^28: 2 % and 5-7 %). At 1024 tiles (2^23 of 4
-/// bytes) 2500 ns was 2 % slower than 1245, so smaller grids keep 1245 ns.
+/// more: 2500 ns against 1245 at 2^28 2.6-3.6 % (int32, float) and 1.6-2.3 % (int64, double)
+/// faster, at 2^24 (2048 tiles of 4 bytes, 4096 of 8) 0-4 % in 7 of 8 rows (one 0.7 % slower);
+/// 4000 ns no better; 600 ns or none slower at 2^28 (1-2.5 % and 3-7 %). At 1024 tiles (2^23 of
+/// 4 bytes) 2500 ns was 2-4 % slower than 1245 in 3 of 4 rows, so smaller grids keep 1245 ns.
 struct scan_sleeps : scan_knobs {
   static constexpr unsigned first_delay_ns       = 1245;
   static constexpr unsigned poll_delay_ns        = 648;

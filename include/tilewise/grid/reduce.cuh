@@ -3,8 +3,8 @@
 ///        every thread getting the result; one grid-wide barrier per call, back-to-back calls safe.
 ///
 /// How (detail/grid_partials.cuh has the memory-ordering argument): each warp reduces its values
-/// and thread 0 (every lane of warp 0 in the exact float sum) folds the warp totals into the
-/// block's partial (one block barrier); then one of four ways, fastest first:
+/// and warp 0 folds the warp totals into the block's partial (one block barrier); then one of
+/// four ways, fastest first:
 ///   - integer sums of at most 32 bits (plus on int, unsigned, int8 ...): thread 0 adds
 ///     {1 block, its partial} to the call's 64-bit arrival word with one atomic (release) and
 ///     spins on it (acquire) until all blocks have arrived; the word then holds the sum
@@ -125,7 +125,7 @@ class reduce {
       return last_block(call, block_partial(call, v, op), op);
     } else if constexpr (detail::counted_sum<Op, T>) {
       static_assert(detail::counted_max_blocks >= last_block_min_blocks);
-      T const partial = block_partial(call, v, op);  // on thread 0; one block barrier
+      T const partial = block_partial(call, v, op);  // on warp 0; one block barrier
       if (call.blocks <= detail::counted_max_blocks) {  // uniform over the grid
         return counted(call, partial);
       }
@@ -147,7 +147,7 @@ class reduce {
  private:
   using word_t = unsigned long long;
 
-  /// The block's partial, on thread 0 only (it alone publishes): one block barrier.
+  /// The block's partial, on the lanes of warp 0 (thread 0 publishes it): one block barrier.
   template <class Op>
   TILEWISE_DEVICE T block_partial(detail::grid_call<T, BlockSize> const& call, T v, Op& op) {
     detail::converged_lanes<32> const lanes;
@@ -158,7 +158,7 @@ class reduce {
     }
     __syncthreads();  // also orders every thread's earlier writes before thread 0's release
     T partial{};
-    if (call.rank == 0) {
+    if (call.rank < 32) {
       if constexpr (totals_in_registers) {
         T x[warps];
 #pragma unroll

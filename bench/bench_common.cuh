@@ -44,9 +44,17 @@ struct options {
   bool quick      = false;    ///< --quick: fewer repetitions
   char const* csv = nullptr;  ///< --csv FILE: also write CSV there
   char const* json = nullptr; ///< --json FILE: also write JSON there (benchmarks that support it)
+  char const* only = nullptr; ///< --only A,B: run only these sections (benchmarks that have sections)
+
+  /// Whether section `s` runs: no --only, or `s` is one of its comma-separated names.
+  bool runs(char const* s) const {
+    if (!only) return true;
+    std::string const list = std::string(",") + only + ",";
+    return list.find(std::string(",") + s + ",") != std::string::npos;
+  }
 };
 
-/// Parses --quick, --csv FILE, --json FILE and --help/-h into `opt`. Returns -1 to go on, else the exit code:
+/// Parses --quick, --csv FILE, --json FILE, --only LIST and --help/-h into `opt`. Returns -1 to go on, else the exit code:
 /// 0 after --help (usage on stdout), 2 after an unknown or incomplete argument (usage on stderr).
 inline int parse_options(int argc, char** argv, char const* name, void (*usage)(std::FILE*), options& opt) {
   for (int a = 1; a < argc; ++a) {
@@ -56,6 +64,8 @@ inline int parse_options(int argc, char** argv, char const* name, void (*usage)(
       opt.csv = argv[++a];
     } else if (!std::strcmp(argv[a], "--json") && a + 1 < argc) {
       opt.json = argv[++a];
+    } else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) {
+      opt.only = argv[++a];
     } else if (!std::strcmp(argv[a], "--help") || !std::strcmp(argv[a], "-h")) {
       usage(stdout);
       return 0;

@@ -10,7 +10,7 @@
 // scan outputs) rotate through a pool of buffers at least twice the L2 size, so every call reads
 // from DRAM. A tuning section times alternative tile shapes of our kernels (detail policies).
 //
-// Usage: device_bench [--quick] [--csv FILE] [--json FILE]
+// Usage: device_bench [--quick] [--csv FILE] [--json FILE] [--only SECTIONS]
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -28,6 +28,7 @@
 #include <tilewise/device/scan.cuh>
 
 #include "bench_common.cuh"
+#include "device/env.cuh"
 
 using namespace tilewise_bench;
 
@@ -60,9 +61,11 @@ char const* const name = "device_bench";
 
 void usage(std::FILE* f) {
   std::fprintf(f,
-               "usage: device_bench [--quick] [--csv FILE] [--json FILE]\n"
+               "usage: device_bench [--quick] [--csv FILE] [--json FILE] [--only SECTIONS]\n"
                "  --quick      n = 2^16, 2^20, 2^24, 2^28 and fewer repetitions (about half a minute)\n"
-               "  --csv FILE   also write the rows as CSV\n"
+               "  --csv FILE   also write the rows as CSV (sections other than scan: FILE_section.csv)\n"
+               "  --only LIST  run only these comma-separated sections: scan (reduce and the scans, with\n"
+               "               the tuning table), copy_if, histogram_even, group_by\n"
                "  --json FILE  also write the rows as JSON\n");
 }
 
@@ -163,24 +166,7 @@ struct row {
   double ours_held_us, cub_held_us;  ///< device time: the launches queued behind a held kernel
 };
 
-struct context {
-  options opt;
-  timer tm;
-  stream_hold held;
-  std::size_t l2_bytes;
-  double copy_gbs;  // GB/s of a device-to-device copy (bytes read + written)
-  void* temp = nullptr;
-  std::size_t temp_cap = 0;
-
-  void* temp_for(std::size_t bytes) {
-    if (bytes > temp_cap) {
-      if (temp) TW_BENCH_CUDA(cudaFree(temp));
-      temp_cap = std::max<std::size_t>(bytes, 1 << 20);
-      TW_BENCH_CUDA(cudaMalloc(&temp, temp_cap));
-    }
-    return temp;
-  }
-};
+using context = device_env;
 
 __global__ void empty_kernel() {}
 
@@ -239,7 +225,7 @@ row measure(context& c, prim a, long long n) {
   return {prim_name(a), type_name<T>(), n, us[0], us[1], us[2], bytes, held[0], held[1]};
 }
 
-double pct_copy(context const& c, double bytes, double us) { return 100.0 * bytes / (us * 1e3) / c.copy_gbs; }
+double pct_copy(context const& c, double bytes, double us) { return c.pct_copy(bytes, us); }
 
 void print_row(context const& c, row const& r) {
   int const lg = int(std::lround(std::log2(double(r.n))));
@@ -326,32 +312,7 @@ void tune(context& c, prim a, long long n) {
   std::fflush(stdout);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  context c;
-  if (int const rc = parse_options(argc, argv, name, usage, c.opt); rc >= 0) return rc;
-  if (skip_without_device(name)) return exit_skipped;
-  cudaDeviceProp const prop = device_properties();
-  c.l2_bytes                = std::size_t(prop.l2CacheSize);
-  if (c.opt.quick) {
-    c.tm.warmup = 2;
-    c.tm.timed  = 9;
-  } else {
-    c.tm.warmup = 3;
-    c.tm.timed  = 21;
-  }
-  c.tm.create_events();
-  c.held.create();
-  c.copy_gbs          = measure_copy(c.tm);
-  auto const launch_us = measure_launch(c.tm, c.held);
-  std::printf("device_bench on %s (sm_%d%d, %d SMs, L2 %zu MB): median of %d single calls (us), CUDA events;\n"
-              "device-to-device copy %.0f GB/s (read + write) measured in this run; %% copy = bytes moved "
-              "(reduce n, scans 2n) per time / copy bandwidth; an empty kernel timed the same way: %.2f us.\n"
-              "\"held\" columns: device time, each call queued behind a held kernel and released after its stop "
-              "event (as nvbench times), so the host's latency in launching is not counted: empty kernel %.2f us\n\n",
-              prop.name, prop.major, prop.minor, prop.multiProcessorCount, c.l2_bytes >> 20, c.tm.timed, c.copy_gbs,
-              launch_us.first, launch_us.second);
+void reduce_and_scans(context& c, cudaDeviceProp const& prop) {
   std::printf("| algorithm | T | n | ours us | cub us | thrust us | cub/ours | ours %% copy | cub %% copy | ours held us "
               "| cub held us | cub/ours held |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -470,6 +431,42 @@ int main(int argc, char** argv) {
     std::fprintf(f, "]}\n");
     close_csv(name, f, c.opt.json);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  context c;
+  if (int const rc = parse_options(argc, argv, name, usage, c.opt); rc >= 0) return rc;
+  if (skip_without_device(name)) return exit_skipped;
+  cudaDeviceProp const prop = device_properties();
+  c.prop                    = prop;
+  c.l2_bytes                = std::size_t(prop.l2CacheSize);
+  if (c.opt.quick) {
+    c.tm.warmup = 2;
+    c.tm.timed  = 9;
+  } else {
+    c.tm.warmup = 3;
+    c.tm.timed  = 21;
+  }
+  c.tm.create_events();
+  c.held.create();
+  c.copy_gbs          = measure_copy(c.tm);
+  auto const launch_us = measure_launch(c.tm, c.held);
+  c.launch_us          = launch_us.first;
+  std::printf("device_bench on %s (sm_%d%d, %d SMs, L2 %zu MB): median of %d single calls (us), CUDA events;\n"
+              "device-to-device copy %.0f GB/s (read + write) measured in this run; %% copy = bytes moved "
+              "(reduce n, scans 2n) per time / copy bandwidth; an empty kernel timed the same way: %.2f us.\n"
+              "\"held\" columns: device time, each call queued behind a held kernel and released after its stop "
+              "event (as nvbench times), so the host's latency in launching is not counted: empty kernel %.2f us\n\n",
+              prop.name, prop.major, prop.minor, prop.multiProcessorCount, c.l2_bytes >> 20, c.tm.timed, c.copy_gbs,
+              launch_us.first, launch_us.second);
+  if (c.opt.runs("scan")) {
+    reduce_and_scans(c, prop);
+  }
+  if (c.opt.runs("copy_if")) run_copy_if(c);
+  if (c.opt.runs("histogram_even")) run_histogram_even(c);
+  if (c.opt.runs("group_by")) run_group_by(c);
   if (c.temp) TW_BENCH_CUDA(cudaFree(c.temp));
   c.held.destroy();
   c.tm.destroy_events();

@@ -19,10 +19,13 @@
 
 #include <cooperative_groups.h>
 
-#include <tilewise/detail/block_exchange.cuh>
+#include <tilewise/detail/block/plan.cuh>
+#include <tilewise/detail/block/rules.cuh>
+#include <tilewise/detail/block/storage.cuh>
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/group.cuh>
+#include <tilewise/detail/maybe.cuh>
 #include <tilewise/tile/reduce.cuh>
 
 namespace tilewise::detail {

@@ -22,13 +22,16 @@
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
 #include <tilewise/block/reduce.cuh>
-#include <tilewise/detail/accumulate.cuh>
-#include <tilewise/detail/block_exchange.cuh>
+#include <tilewise/detail/block/plan.cuh>
+#include <tilewise/detail/block/rules.cuh>
+#include <tilewise/detail/block/storage.cuh>
 #include <tilewise/detail/config.cuh>
-#include <tilewise/detail/dispatch.cuh>
+#include <tilewise/detail/device/look_back.cuh>
+#include <tilewise/detail/device/temp_storage.cuh>
+#include <tilewise/detail/device/tile_status.cuh>
+#include <tilewise/detail/device/warp_stage.cuh>
 #include <tilewise/detail/functional.cuh>
-#include <tilewise/detail/tile_io.cuh>
-#include <tilewise/detail/tile_status.cuh>
+#include <tilewise/detail/maybe.cuh>
 
 namespace tilewise::detail {
 

@@ -42,11 +42,14 @@
 #include <cuda/atomic>
 #include <cuda/std/type_traits>
 
-#include <tilewise/detail/block_exchange.cuh>
+#include <tilewise/detail/block/plan.cuh>
+#include <tilewise/detail/block/rules.cuh>
+#include <tilewise/detail/block/storage.cuh>
 #include <tilewise/detail/config.cuh>
-#include <tilewise/detail/exact_sum.cuh>
 #include <tilewise/detail/functional.cuh>
-#include <tilewise/detail/grid_partials.cuh>
+#include <tilewise/detail/grid/exact_sum.cuh>
+#include <tilewise/detail/grid/partials.cuh>
+#include <tilewise/detail/maybe.cuh>
 #include <tilewise/grid/workspace.cuh>
 #include <tilewise/tile/reduce.cuh>
 

@@ -20,7 +20,7 @@
 #include <tilewise/block/reduce.cuh>
 #include <tilewise/block/scan.cuh>
 #include <tilewise/detail/config.cuh>
-#include <tilewise/detail/grid_partials.cuh>
+#include <tilewise/detail/grid/partials.cuh>
 #include <tilewise/grid/workspace.cuh>
 
 namespace tilewise::detail {

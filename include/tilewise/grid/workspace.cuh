@@ -18,6 +18,7 @@
 #include <string>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/grid/workspace_handle.cuh>
 
 namespace tilewise::grid {
 
@@ -27,13 +28,7 @@ namespace tilewise::grid {
 ///       time (two streams) need two workspaces. A workspace serves any number of launches, one
 ///       after the other, of at most `blocks` blocks, each calling any sequence of grid
 ///       primitives with values of at most `slot_bytes` bytes.
-struct workspace {
-  unsigned char* slots = nullptr;  ///< 2 banks x `blocks` slots of `slot_bytes`
-  unsigned* epochs     = nullptr;  ///< `blocks` per-block call counters
-  unsigned long long* lines = nullptr;  ///< 4 arrival, 2 result and 4 copy lines, 128 bytes each
-  unsigned blocks      = 0;        ///< largest grid (blocks) it serves
-  unsigned slot_bytes  = 0;        ///< largest sizeof(T) it serves (a multiple of 16)
-};
+using workspace = detail::workspace_handle;
 
 /// @brief Host owner of a grid::workspace's device memory (move-only; frees it on destruction).
 class workspace_owner {
@@ -58,8 +53,8 @@ class workspace_owner {
   /// Device bytes held.
   std::size_t bytes() const noexcept { return ws_.slots != nullptr ? bytes_of(ws_.blocks, ws_.slot_bytes) : 0; }
 
-  static constexpr unsigned line_bytes = 128;  ///< one cache line per arrival or result line
-  static constexpr unsigned line_count = 10;   ///< 4 arrival lines, 2 result lines, 4 copy lines
+  static constexpr unsigned line_bytes = detail::workspace_line_bytes;  ///< one cache line per arrival or result line
+  static constexpr unsigned line_count = detail::workspace_line_count;  ///< 4 arrival, 2 result and 4 copy lines
 
   static std::size_t bytes_of(unsigned blocks, unsigned slot_bytes) noexcept {
     return lines_offset(blocks, slot_bytes) + line_count * line_bytes;

@@ -30,7 +30,7 @@
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
-#include <tilewise/detail/grid_partials.cuh>
+#include <tilewise/detail/grid/partials.cuh>
 
 namespace tilewise::detail {
 

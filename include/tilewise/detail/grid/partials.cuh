@@ -52,7 +52,7 @@
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/gpu_word.cuh>
 #include <tilewise/detail/group.cuh>
-#include <tilewise/grid/workspace.cuh>
+#include <tilewise/detail/grid/workspace_handle.cuh>
 
 namespace tilewise::detail {
 
@@ -92,13 +92,13 @@ inline constexpr unsigned arrival_words = 8;  // all used by exact float sums; a
 /// One call's view of the workspace (steps 1, 3 and 5 above).
 template <class T, unsigned BlockSize>
 struct grid_call {
-  grid::workspace ws;
+  workspace_handle ws;
   unsigned block;   ///< this block's rank in the grid
   unsigned blocks;  ///< blocks in the grid
   unsigned rank;    ///< this thread's rank in the block
   unsigned epoch;
 
-  TILEWISE_DEVICE grid_call(cg::grid_group const& g, grid::workspace const& w)
+  TILEWISE_DEVICE grid_call(cg::grid_group const& g, workspace_handle const& w)
       : ws(w),
         block(unsigned(g.block_rank())),
         blocks(unsigned(g.num_blocks())),
@@ -122,7 +122,7 @@ struct grid_call {
   /// Line `i` of the workspace (128 bytes, 16 words): 0..3 the arrival ring, 4..5 the result
   /// words, 6..9 the ring of copies.
   TILEWISE_DEVICE unsigned long long* line(unsigned i) const {
-    return ws.lines + i * (grid::workspace_owner::line_bytes / sizeof(unsigned long long));
+    return ws.lines + i * (workspace_line_bytes / sizeof(unsigned long long));
   }
   /// This call's arrival word (ring of 4), the first of the arrival_words words of its line that
   /// prepare_next zeroes (grid::reduce's exact float sums use them all, detail/exact_sum.cuh).

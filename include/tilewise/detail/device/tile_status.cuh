@@ -33,8 +33,6 @@
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/gpu_word.cuh>
-#include <tilewise/detail/group.cuh>
-#include <tilewise/tile/reduce.cuh>
 
 namespace tilewise::detail {
 
@@ -129,58 +127,5 @@ struct tile_status {
     }
   }
 };
-
-/// Decoupled look-back (Merrill & Garland 2016) by one full warp of the block that owns `tile`
-/// (tile >= 1): the combination, in tile order, of the values of all tiles before `tile`. Each
-/// step reads a window of the 32 preceding records, waits until every one is written, and stops
-/// at the nearest inclusive one; op need not commute. The result is on every lane.
-/// `first_delay_ns` > 0 sleeps that long before the first window and `PollDelayNs` > 0 between
-/// polls of a window not yet complete (instead of tile_status::back_off), as CUB's sm_90 scan
-/// tunings do; `delay` false (uniform over the warp) skips both. 0 and 0 is the undelayed path.
-/// The first sleep is what pays on large grids: by the time it ends the predecessors have mostly
-/// turned inclusive, so one window ends the walk instead of several of partial records.
-template <unsigned PollDelayNs = 0, class T, class Op>
-TILEWISE_DEVICE T look_back(tile_status<T> const& s, long long tile, Op& op, bool delay = false,
-                            unsigned first_delay_ns = 0) {
-  tile_lanes<32> const l;
-  unsigned const lane = l.rank;
-  T acc{};
-  bool have     = false;
-  long long end = tile;  // window [end - 32, end)
-  if (delay && first_delay_ns > 0) {
-    __nanosleep(first_delay_ns);
-  }
-  while (true) {
-    long long const i = end - 32 + lane;
-    status_entry<T> e{};
-    bool ok = i < 0;
-    if (!ok) {
-      e  = s.load(i);
-      ok = s.ready(e);
-    }
-    for (unsigned k = 0; !__all_sync(0xFFFFFFFFu, ok); ++k) {
-      if (PollDelayNs > 0 && delay) {
-        __nanosleep(PollDelayNs);
-      } else {
-        tile_status<T>::back_off(k);
-      }
-      if (!ok) {
-        e  = s.load(i);
-        ok = s.ready(e);
-      }
-    }
-    unsigned const incl  = __ballot_sync(0xFFFFFFFFu, i >= 0 && tile_status<T>::is_inclusive(e));
-    // Lanes [first, 32) take part: from the nearest inclusive record (tile 0's always is).
-    unsigned const first = incl ? 31 - __clz(incl) : (end < 32 ? unsigned(32 - end) : 0u);
-    T const moved        = l.shfl(e.value, lane + first < 32 ? lane + first : 31u);
-    T const window       = reduce_tile_partial(l, moved, op, 32 - first);
-    acc                  = have ? T(op(window, acc)) : window;
-    have                 = true;
-    if (incl) {
-      return acc;
-    }
-    end -= 32;
-  }
-}
 
 }  // namespace tilewise::detail

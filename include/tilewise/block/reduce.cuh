@@ -2,19 +2,12 @@
 /// @brief block::reduce: the reduction of one value per thread over a thread block, broadcast to
 ///        every thread; consecutive calls on one temp_storage need no barrier in between.
 ///
-/// How: each W-lane tile reduces as tile::reduce does (redux.sync or an in-order butterfly, the
-/// tile layer's lane algorithms run with the full-warp shuffle mask as a constant since every
-/// thread of the block takes part: detail::converged_lanes) and its lane 0 writes the tile total
-/// to the caller's temp_storage. Then one of two plans (detail::block_tuning, per shape):
-/// - two barriers (what the tuning picks from three tiles on: measured faster at 128..1024): warp 0
-///   reduces the totals (one lane's register tree, or chunks joined by shuffles), writes the
-///   result, and every thread reads it after the second barrier. The fold is a balanced tree where
-///   cub::BlockReduce's thread 0 folds sequentially. Shuffles and shared-memory loads share one
-///   path, and a combine repeated by every warp costs more of it than the barrier it saves;
-/// - one barrier (one or two tiles): every warp reduces the BlockSize / W totals itself (`plan.lanes` lanes fold
-///   contiguous chunks in registers, a tile reduction over those lanes joins them); the totals are
-///   double-buffered by a per-thread phase bit (detail::exchange).
-/// Either way every thread gets bitwise the same result, combined in thread_rank order.
+/// Each W-lane tile reduces as tile::reduce does and writes its total to the caller's
+/// temp_storage. Then, per shape (detail::block_tuned): warp 0 reduces the totals between two
+/// barriers and every thread reads the result, or (one or two tiles) every warp reduces them
+/// itself behind one barrier, double-buffered by a per-thread phase bit (detail::exchange).
+/// Every thread gets bitwise the same result, combined in thread_rank order. The plans and why
+/// reuse needs no barrier: `docs/design/block_exchange.md`; measurements: `docs/tuning.md#block-scope`.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -26,6 +19,7 @@
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/group.cuh>
 #include <tilewise/detail/maybe.cuh>
+#include <tilewise/detail/shell.cuh>
 #include <tilewise/tile/reduce.cuh>
 
 namespace tilewise::detail {
@@ -70,11 +64,9 @@ TILEWISE_DEVICE T reduce_totals(unsigned rank, T const* buf, unsigned count, Op&
 /// itself (double-buffered exchange, see detail::exchange); otherwise warp 0 combines them between
 /// two barriers and every thread reads its result. `Plan.lanes`: lanes that share the combine (the
 /// benchmark and the tests force other plans than the tuned one). `Partial`: only ranks < valid
-/// contribute. `Tracked == false` (benchmark only, one barrier): `phase` is supplied by the caller.
-template <block_plan Plan, bool Partial, unsigned BlockSize, unsigned W, bool Tracked = true, class Storage, class T,
-          class Op>
-TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, Op& op, unsigned valid,
-                               unsigned phase = 0) {
+/// contribute.
+template <block_plan Plan, bool Partial, unsigned BlockSize, unsigned W, class Storage, class T, class Op>
+TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, Op& op, unsigned valid) {
   static_assert(!Plan.raking, "tilewise: block::reduce has no raking plan");
   constexpr bool OneBarrier = Plan.one_barrier;
   constexpr unsigned Lanes  = Plan.lanes;
@@ -99,7 +91,7 @@ TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, O
   }
   bool const leader = rank % W == 0;
   if constexpr (OneBarrier) {
-    exchange<T, Storage, BlockSize, Tracked> x(s, rank, phase);
+    exchange<T, Storage, BlockSize> x(s, rank);
     if (leader) {
       x.write_buffer()[slot] = total;
     }
@@ -124,6 +116,15 @@ TILEWISE_DEVICE T block_reduce(Storage& s, cg::thread_block const& block, T v, O
   }
 }
 
+/// What block::reduce keeps of its shape: the tuned plan (`plan.one_barrier`, `plan.lanes` that
+/// share the combine) and its temp_storage (about 2 * BlockSize / W values of T, and a byte per
+/// thread with one barrier).
+template <class T, unsigned BlockSize, unsigned W, block_plan Plan = block_plans<T, BlockSize, W>::reduce>
+struct block_reduce_shell : primitive_shell<plan_storage<T, BlockSize, W, Plan.one_barrier, Plan.raking>> {
+  static constexpr block_plan plan = Plan;
+  using primitive_shell<plan_storage<T, BlockSize, W, Plan.one_barrier, Plan.raking>>::primitive_shell;
+};
+
 }  // namespace tilewise::detail
 
 namespace tilewise::block {
@@ -146,34 +147,31 @@ namespace cg = cooperative_groups;
 ///       anything else (another primitive, a union) needs a `block.sync()` first, as with CUB;
 ///       the first one-barrier call on such memory then costs a second barrier once.
 template <class T, unsigned BlockSize, unsigned W = 32>
-class reduce {
+class reduce : public detail::block_reduce_shell<T, BlockSize, W> {
   static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
+  using shell = detail::block_reduce_shell<T, BlockSize, W>;
+  using shell::storage_;
 
  public:
-  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`, and
-  /// `plan.lanes` that share the combine.
-  static constexpr detail::block_plan plan = detail::block_plans<T, BlockSize, W>::reduce;
+  using shell::plan;
+  using typename shell::temp_storage;
+  using shell::shell;
 
   /// The plan of whole-warp tiles. Integers of at most 32 bits with a known op (`redux.sync`)
-  /// give the same result, bit for bit, whatever the tiles: narrower tiles then reduce whole
-  /// warps (one `redux.sync` each, half the totals to combine: bench/block_bench measured W = 16
-  /// at 0.73x CUB otherwise). Both plans must use two barriers, whose storage (totals, then the
-  /// result) this plan's temp_storage already holds and uses in the same places.
+  /// give the same result, bit for bit, whatever the tiles, so narrower tiles then reduce whole
+  /// warps (one `redux.sync` each, half the totals to combine: `docs/tuning.md#block-scope`).
+  /// Both plans must use two barriers, whose storage (totals, then the result) this plan's
+  /// temp_storage already holds and uses in the same places.
   static constexpr detail::block_plan plan32 = detail::block_plans<T, BlockSize, (BlockSize % 32 == 0 ? 32 : W)>::reduce;
+  /// Whether a reduction under `Op` takes plan32 (whole warps) instead of the W-lane plan.
   template <class Op>
   static constexpr bool whole_warps_suffice = W < 32 && BlockSize % 32 == 0 && detail::redux_capable<Op, T> &&
                                               !plan.one_barrier && !plan32.one_barrier;
 
-  /// @brief Scratch in shared memory, owned by the caller: `__shared__ reduce::temp_storage tmp;`.
-  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier. Any
-  ///        contents: no initialisation needed.
-  struct temp_storage : detail::plan_storage<T, BlockSize, W, plan.one_barrier, plan.raking> {};
-
-  /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
-  TILEWISE_DEVICE explicit reduce(temp_storage& storage) : storage_(storage) {}
 
   /// @brief Reduction of `v` over all threads of the block.
   /// @param block `cg::this_thread_block()`
+  /// @param v     this thread's value
   /// @param op    associative binary functor; applied in thread_rank order (commutativity not needed)
   /// @return the reduction, on every thread (bitwise identical across threads)
   /// @note Collective; syncs the block (one or two barriers); see the class notes for reuse.
@@ -189,6 +187,9 @@ class reduce {
   }
 
   /// @brief Reduction over the threads with `thread_rank() < valid` only.
+  /// @param block `cg::this_thread_block()`
+  /// @param v     this thread's value (ignored on threads >= valid)
+  /// @param op    associative binary functor; applied in thread_rank order
   /// @param valid number of contributing threads, 1 <= valid; values >= BlockSize mean all. With
   ///        valid == 0 the result is unspecified.
   /// @return the reduction, on every thread (also on threads >= valid)
@@ -201,9 +202,6 @@ class reduce {
       return v;
     }
   }
-
- private:
-  temp_storage& storage_;
 };
 
 }  // namespace tilewise::block

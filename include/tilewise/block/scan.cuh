@@ -3,27 +3,12 @@
 ///        block in thread_rank order, every thread getting its own prefix; consecutive calls on
 ///        one temp_storage need no barrier in between.
 ///
-/// How: each W-lane tile scans as tile::inclusive_scan does (Kogge–Stone on shfl_up, the tile
-/// layer's lane algorithm run with the full-warp shuffle mask as a constant since every thread of
-/// the block takes part: detail::converged_lanes) and its last lane writes the tile total to the
-/// caller's temp_storage. Each thread then needs the combination of the totals of the tiles before
-/// its own. One of three plans (detail::block_tuning, per shape):
-/// - one barrier (blocks of 32 warps, or of one or two): the warps compute it themselves: lane l of
-///   each warp takes warp l's totals, a scan over those lanes hands each warp its prefix with one
-///   shuffle, and tiles narrower than a warp add the totals of the earlier tiles of their warp
-///   (with a single lane, every thread folds the totals before its tile alone). The totals are
-///   double-buffered by a per-thread phase bit (detail::exchange);
-/// - two barriers: warp 0 scans the tile totals (each lane a chunk, sequentially in registers,
-///   chunks joined by a shuffle scan), writes every tile's prefix (seeded with `init` for the
-///   exclusive scan) and the total, and every thread reads its tile's after the second barrier.
-///   Cheaper in shuffles and shared-memory traffic than a combine in every warp;
-/// - raking (smaller blocks of whole warps; cub::BlockScan's default): the two-barrier plan with
-///   every thread a tile of its own, so no warp but warp 0 shuffles: each thread stores its value,
-///   the 32 lanes of warp 0 scan BlockSize / 32 consecutive values each and store every prefix
-///   back in place (a padded layout keeps both access patterns free of bank conflicts:
-///   detail::raking_slots). Per call and block 4 * warps + 5 shared-memory and shuffle operations
-///   where the two-barrier plan with 32-lane tiles needs 7 * warps + 5.
-/// The operator need not be commutative: every combination is `op(earlier, later)`.
+/// Each W-lane tile scans as tile::inclusive_scan does and writes its total to the caller's
+/// temp_storage; each thread then combines the totals of the tiles before its own, by one of
+/// three plans per shape (detail::block_tuned): one barrier (every warp combines them itself),
+/// two barriers (warp 0 scans them), or raking (two barriers, every thread a tile of its own).
+/// Every combination is `op(earlier, later)`: op need not commute. The plans and why reuse needs
+/// no barrier: `docs/design/block_exchange.md`; measurements: `docs/tuning.md#block-scope`.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -37,6 +22,7 @@
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/group.cuh>
 #include <tilewise/detail/maybe.cuh>
+#include <tilewise/detail/shell.cuh>
 #include <tilewise/tile/scan.cuh>
 
 namespace tilewise::detail {
@@ -141,10 +127,8 @@ TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, O
   }
   unsigned const n = first < NT ? (NT - first < K ? NT - first : K) : 0u;  // totals in this chunk
   // Short chunks keep the inclusive prefixes within the chunk, so that after the lanes' scan every
-  // result is one op away (shorter dependent chain). Long chunks (K >= 16: raking blocks of 512
-  // threads) keep the values and rescan serially, as cub::BlockScan does: prefixes and results
-  // both live took 39-40 registers at 512 threads (3 blocks per multiprocessor instead of 4, the
-  // 0.83x row of bench/block_bench), the serial rescan fits in 32.
+  // result is one op away; long chunks (K >= 16) rescan serially, as cub::BlockScan does, which
+  // keeps fewer registers live (`docs/tuning.md#block-scope`).
   constexpr bool serial = K >= 16;
   T chunk = x[0];
 #pragma unroll
@@ -200,12 +184,11 @@ TILEWISE_DEVICE void scan_totals_warp0(unsigned rank, T const* totals, T* out, O
 /// combines the tile totals itself: double-buffered exchange, see detail::exchange), two barriers
 /// (warp 0 scans them: scan_totals_warp0), or raking (two barriers, every thread a tile of its own;
 /// W does not matter). `Plan.lanes`: lanes that share the combine (the benchmark and the tests
-/// force other plans than the tuned one). `Tracked == false` (benchmark only, one barrier):
-/// `phase` is supplied by the caller.
-template <block_plan Plan, bool Exclusive, bool WantTotal, unsigned BlockSize, unsigned W, bool Tracked = true,
-          class Storage, class T, class Op>
+/// force other plans than the tuned one).
+template <block_plan Plan, bool Exclusive, bool WantTotal, unsigned BlockSize, unsigned W, class Storage, class T,
+          class Op>
 TILEWISE_DEVICE T block_scan(Storage& s, cg::thread_block const& block, T v, Op& op, T const& init,
-                             cuda::std::type_identity_t<T>* total, unsigned phase = 0) {
+                             cuda::std::type_identity_t<T>* total) {
   static_assert(!Plan.raking || (!Plan.one_barrier && Plan.lanes == 32 && BlockSize % 32 == 0),
                 "tilewise: the raking plan takes whole warps and warp 0's 32 lanes");
   constexpr unsigned CW = Plan.raking ? 1u : W;  // the width of the tiles whose totals are combined
@@ -219,7 +202,7 @@ TILEWISE_DEVICE T block_scan(Storage& s, cg::thread_block const& block, T v, Op&
   bool const leader   = rank % CW == CW - 1;
   maybe_t<Op, T> tile_excl{};  // this thread's prefix within its tile (empty when CW == 1)
   if constexpr (Plan.one_barrier) {
-    exchange<T, Storage, BlockSize, Tracked> x(s, rank, phase);
+    exchange<T, Storage, BlockSize> x(s, rank);
     if (leader) {
       x.write_buffer()[slot] = incl;
     }
@@ -271,6 +254,16 @@ TILEWISE_DEVICE T block_scan(Storage& s, cg::thread_block const& block, T v, Op&
 template <class T, unsigned BlockSize, unsigned W>
 inline constexpr block_plan scan_plan = block_plans<T, BlockSize, W>::scan;
 
+/// What block::inclusive_scan and block::exclusive_scan share: the tuned plan (how the tile totals
+/// are joined: `plan.one_barrier`, `plan.raking`, `plan.lanes`) and its temp_storage (about
+/// 2 * BlockSize / W values of T and a byte per thread with one barrier; raking: about BlockSize
+/// values).
+template <class T, unsigned BlockSize, unsigned W, block_plan Plan = scan_plan<T, BlockSize, W>>
+struct block_scan_shell : primitive_shell<plan_storage<T, BlockSize, W, Plan.one_barrier, Plan.raking>> {
+  static constexpr block_plan plan = Plan;
+  using primitive_shell<plan_storage<T, BlockSize, W, Plan.one_barrier, Plan.raking>>::primitive_shell;
+};
+
 }  // namespace tilewise::detail
 
 namespace tilewise::block {
@@ -290,24 +283,20 @@ namespace cg = cooperative_groups;
 ///       anything else (another primitive, a union) needs a `block.sync()` first, as with CUB;
 ///       the first one-barrier call on such memory then costs a second barrier once.
 template <class T, unsigned BlockSize, unsigned W = 32>
-class inclusive_scan {
+class inclusive_scan : public detail::block_scan_shell<T, BlockSize, W> {
   static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
+  using shell = detail::block_scan_shell<T, BlockSize, W>;
+  using shell::storage_;
 
  public:
-  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`,
-  /// `plan.raking`, and `plan.lanes` that share the combine.
-  static constexpr detail::block_plan plan = detail::scan_plan<T, BlockSize, W>;
+  using shell::plan;
+  using typename shell::temp_storage;
+  using shell::shell;
 
-  /// @brief Scratch in shared memory, owned by the caller: `__shared__ inclusive_scan::temp_storage tmp;`.
-  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier
-  ///        (raking: about BlockSize values). Any contents: no initialisation needed.
-  struct temp_storage : detail::plan_storage<T, BlockSize, W, plan.one_barrier, plan.raking> {};
-
-  /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
-  TILEWISE_DEVICE explicit inclusive_scan(temp_storage& storage) : storage_(storage) {}
 
   /// @brief Inclusive prefix combination over the block.
   /// @param block `cg::this_thread_block()`
+  /// @param v     this thread's value
   /// @param op    associative binary functor, need not be commutative
   /// @return on thread r: `v_0 op v_1 op ... op v_r`
   /// @note Collective; syncs the block (one or two barriers); see the class notes for reuse.
@@ -321,6 +310,11 @@ class inclusive_scan {
   }
 
   /// @brief As above, and `block_aggregate` receives the reduction of the whole block.
+  /// @param block           `cg::this_thread_block()`
+  /// @param v               this thread's value
+  /// @param op              associative binary functor, need not be commutative
+  /// @param block_aggregate receives `v_0 op ... op v_last`
+  /// @return on thread r: `v_0 op v_1 op ... op v_r`
   /// @note `block_aggregate` is written on every thread (bitwise identical across threads).
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, T& block_aggregate) {
@@ -331,9 +325,6 @@ class inclusive_scan {
       return v;
     }
   }
-
- private:
-  temp_storage& storage_;
 };
 
 /// @brief Block-wide exclusive scan in thread_rank order, seeded with `init`: thread 0 gets
@@ -347,24 +338,20 @@ class inclusive_scan {
 ///       temp_storage need no `block.sync()` in between; using its memory for anything else
 ///       needs a `block.sync()` first, as with CUB.
 template <class T, unsigned BlockSize, unsigned W = 32>
-class exclusive_scan {
+class exclusive_scan : public detail::block_scan_shell<T, BlockSize, W> {
   static_assert(sizeof(detail::check_block_args<T, BlockSize, W>) > 0);
+  using shell = detail::block_scan_shell<T, BlockSize, W>;
+  using shell::storage_;
 
  public:
-  /// How the tile totals are joined (tuning, detail::block_tuning): `plan.one_barrier`,
-  /// `plan.raking`, and `plan.lanes` that share the combine.
-  static constexpr detail::block_plan plan = detail::scan_plan<T, BlockSize, W>;
+  using shell::plan;
+  using typename shell::temp_storage;
+  using shell::shell;
 
-  /// @brief Scratch in shared memory, owned by the caller: `__shared__ exclusive_scan::temp_storage tmp;`.
-  ///        About 2 * BlockSize / W values of T, and one byte per thread with one barrier
-  ///        (raking: about BlockSize values). Any contents: no initialisation needed.
-  struct temp_storage : detail::plan_storage<T, BlockSize, W, plan.one_barrier, plan.raking> {};
-
-  /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
-  TILEWISE_DEVICE explicit exclusive_scan(temp_storage& storage) : storage_(storage) {}
 
   /// @brief Exclusive prefix combination over the block, seeded with `init`.
   /// @param block `cg::this_thread_block()`
+  /// @param v     this thread's value
   /// @param op    associative binary functor, need not be commutative
   /// @param init  the value of thread 0; combined on the left of every other prefix
   /// @return on thread 0 `init`; on thread r > 0: `init op v_0 op ... op v_{r-1}`
@@ -379,6 +366,12 @@ class exclusive_scan {
   }
 
   /// @brief As above, and `block_aggregate` receives the reduction of the whole block (without `init`).
+  /// @param block           `cg::this_thread_block()`
+  /// @param v               this thread's value
+  /// @param op              associative binary functor, need not be commutative
+  /// @param init            the value of thread 0; combined on the left of every other prefix
+  /// @param block_aggregate receives `v_0 op ... op v_last`
+  /// @return on thread 0 `init`; on thread r > 0: `init op v_0 op ... op v_{r-1}`
   /// @note `block_aggregate` is written on every thread (bitwise identical across threads).
   template <class Op>
   TILEWISE_DEVICE T operator()(cg::thread_block const& block, T v, Op op, T init, T& block_aggregate) {
@@ -389,9 +382,6 @@ class exclusive_scan {
       return v;
     }
   }
-
- private:
-  temp_storage& storage_;
 };
 
 }  // namespace tilewise::block

@@ -12,6 +12,7 @@
 #include <cuda/std/iterator>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/shell.cuh>
 #include <tilewise/grid/scan.cuh>
 #include <tilewise/grid/workspace.cuh>
 
@@ -30,14 +31,14 @@ namespace cg = cooperative_groups;
 /// @note Requires a cooperative launch (tilewise::launch_cooperative). The workspace must serve
 ///       values of sizeof(unsigned) bytes.
 template <unsigned BlockSize, unsigned W = 32, class Offset = unsigned>
-class compact {
-  using impl = detail::grid_scan<unsigned, BlockSize, W>;
+class compact : public detail::primitive_shell<typename detail::grid_scan<unsigned, BlockSize, W>::storage> {
+  using impl  = detail::grid_scan<unsigned, BlockSize, W>;
+  using shell = detail::primitive_shell<typename impl::storage>;
+  using shell::storage_;
 
  public:
-  /// @brief Shared-memory scratch, owned by the caller (any contents, no initialisation needed).
-  struct temp_storage : impl::storage {};
-
-  TILEWISE_DEVICE explicit compact(temp_storage& storage) : storage_(storage) {}
+  using typename shell::temp_storage;
+  using shell::shell;
 
   /// @brief Writes the values of the threads with `keep` to `out[0, count)` in grid thread_rank order.
   /// @tparam OutIt an output iterator advanced with cuda::std::next (random access is O(1))
@@ -55,9 +56,6 @@ class compact {
     }
     return static_cast<Offset>(count);
   }
-
- private:
-  temp_storage& storage_;
 };
 
 }  // namespace tilewise::grid

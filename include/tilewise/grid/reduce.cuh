@@ -50,8 +50,25 @@
 #include <tilewise/detail/grid/exact_sum.cuh>
 #include <tilewise/detail/grid/partials.cuh>
 #include <tilewise/detail/maybe.cuh>
+#include <tilewise/detail/shell.cuh>
+#include <tilewise/detail/tuning.cuh>
 #include <tilewise/grid/workspace.cuh>
 #include <tilewise/tile/reduce.cuh>
+
+namespace tilewise::detail {
+
+/// Shared-memory scratch of grid::reduce's block stages (any contents, no initialisation needed).
+template <class T, unsigned BlockSize>
+struct grid_reduce_storage {
+  static constexpr unsigned warps = BlockSize / 32;
+  alignas(16) unsigned char before[warps * sizeof(T)];  ///< warp totals before the grid barrier
+  alignas(16) unsigned char after[warps * sizeof(T)];   ///< warp totals of the partials after it
+  unsigned last;                                        ///< this block arrived last (last-block way)
+  /// float: warp 0's values, which warp 1 reduces in the exact sum while warp 0 fences
+  alignas(16) unsigned char first_warp[cuda::std::is_same_v<T, float> && warps > 1 ? 32 * sizeof(T) : 1];
+};
+
+}  // namespace tilewise::detail
 
 namespace tilewise::grid {
 
@@ -80,31 +97,20 @@ namespace cg = cooperative_groups;
 ///       and temp_storage) need no synchronization in between. The workspace is passed by value;
 ///       its state lives in device memory.
 template <class T, unsigned BlockSize, unsigned W = 32>
-class reduce {
+class reduce : public detail::primitive_shell<detail::grid_reduce_storage<T, BlockSize>> {
   static_assert(detail::check_grid_args<T, BlockSize, W>::value);
   static constexpr unsigned warps = BlockSize / 32;
+  using shell                     = detail::primitive_shell<detail::grid_reduce_storage<T, BlockSize>>;
+  using shell::storage_;
 
  public:
-  /// @brief Shared-memory scratch of the block stages, owned by the caller:
-  ///        `__shared__ reduce::temp_storage tmp;` (any contents, no initialisation needed).
-  struct temp_storage {
-    alignas(16) unsigned char before[warps * sizeof(T)];  ///< warp totals before the grid barrier
-    alignas(16) unsigned char after[warps * sizeof(T)];   ///< warp totals of the partials after it
-    unsigned last;                                        ///< this block arrived last (last-block way)
-    /// float: warp 0's values, which warp 1 reduces in the exact sum while warp 0 fences
-    alignas(16) unsigned char first_warp[cuda::std::is_same_v<T, float> && warps > 1 ? 32 * sizeof(T) : 1];
-  };
+  using typename shell::temp_storage;
+  using shell::shell;
 
   /// Grids of at least this many blocks spin on what is published in a result word or a copy
-  /// line instead of on the arrival words: values of at most 4 bytes that are neither counted nor
-  /// float sums take the last-block way, counted and float sums their published forms. Measured on
-  /// the H200 by bench/grid_bench and prototypes: from about 4 blocks per multiprocessor on, one
-  /// block reading the partials beats every block reading them, and spinning on the arrival words
-  /// slows the arrivals (prototypes of the float sum: at 256 x 1056, 2.5x a bare grid.sync()
-  /// spinning on the words, 1.3x on the copies; at 256 x 132, 1.35x on the words, 1.65x).
-  static constexpr unsigned last_block_min_blocks = 512;
+  /// line instead of on the arrival words (detail/tuning.cuh).
+  static constexpr unsigned last_block_min_blocks = detail::grid_reduce_tuned.last_block_min_blocks;
 
-  TILEWISE_DEVICE explicit reduce(temp_storage& storage) : storage_(storage) {}
 
   /// @brief Reduction of `v` over every thread of the grid.
   /// @param grid `cg::this_grid()` of a cooperative launch
@@ -396,8 +402,6 @@ class reduce {
     __syncthreads();
     return after[0];
   }
-
-  temp_storage& storage_;
 };
 
 }  // namespace tilewise::grid

@@ -21,6 +21,7 @@
 #include <tilewise/block/scan.cuh>
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/grid/partials.cuh>
+#include <tilewise/detail/shell.cuh>
 #include <tilewise/grid/workspace.cuh>
 
 namespace tilewise::detail {
@@ -115,16 +116,15 @@ namespace cg = cooperative_groups;
 ///       of the grid calls it, with the same op, init and workspace. One grid.sync() per call, plus
 ///       block barriers; back-to-back calls need no synchronization in between.
 template <class T, unsigned BlockSize, unsigned W = 32>
-class exclusive_scan {
+class exclusive_scan : public detail::primitive_shell<typename detail::grid_scan<T, BlockSize, W>::storage> {
   static_assert(detail::check_grid_args<T, BlockSize, W>::value);
-  using impl = detail::grid_scan<T, BlockSize, W>;
+  using impl  = detail::grid_scan<T, BlockSize, W>;
+  using shell = detail::primitive_shell<typename impl::storage>;
+  using shell::storage_;
 
  public:
-  /// @brief Shared-memory scratch, owned by the caller: `__shared__ exclusive_scan::temp_storage tmp;`
-  ///        (any contents, no initialisation needed).
-  struct temp_storage : impl::storage {};
-
-  TILEWISE_DEVICE explicit exclusive_scan(temp_storage& storage) : storage_(storage) {}
+  using typename shell::temp_storage;
+  using shell::shell;
 
   /// @brief Exclusive prefix combination over the grid, seeded with `init`.
   /// @param grid  `cg::this_grid()` of a cooperative launch
@@ -143,9 +143,6 @@ class exclusive_scan {
     }
     return r;
   }
-
- private:
-  temp_storage& storage_;
 };
 
 }  // namespace tilewise::grid

@@ -21,8 +21,6 @@
 /// - cub alt, scans: BLOCK_SCAN_WARP_SCANS, two TempStorage in turn;
 /// - ours 1 barrier / 2 barriers / raking (scans): tilewise with each plan forced
 ///   (detail::block_tuning picks one per shape; the "plan" column is the tuned choice);
-/// - ours 1 barrier fixed phase: the one-barrier plan with the buffer chosen by the loop counter
-///   and a plain barrier, which prices the phase bookkeeping of the public calls (not a public mode).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -62,14 +60,12 @@ constexpr int waves        = 4;    ///< grid = SMs x resident blocks per SM x wa
 constexpr std::int32_t int_mask = (1 << 20) - 1;
 constexpr double goal_ratio     = 0.98;
 
-enum class impl { ours, cub, cub_alt, ours_1b, ours_2b, ours_fixed, ours_rake };
-constexpr int num_impls = 7;
+enum class impl { ours, cub, cub_alt, ours_1b, ours_2b, ours_rake };
+constexpr int num_impls = 6;
 
 constexpr char const* impl_name(impl i) {
-  constexpr char const* names[num_impls] = {"ours",           "cub",
-                                            "cub alt",        "ours 1 barrier",
-                                            "ours 2 barriers", "ours 1 barrier fixed phase",
-                                            "ours raking"};
+  constexpr char const* names[num_impls] = {"ours",           "cub",           "cub alt",
+                                            "ours 1 barrier", "ours 2 barriers", "ours raking"};
   return names[int(i)];
 }
 // ---- device side ---------------------------------------------------------------------------------
@@ -86,7 +82,7 @@ using cub_t = std::conditional_t<P == prim::reduce, cub::BlockReduce<T, int(B)>,
 /// The plans of tilewise's variants: tuned, forced one barrier, two barriers, raking (scans only).
 template <prim P, impl I, class T, unsigned B, unsigned W, class plans = tilewise::detail::block_plans<T, B, W>>
 inline constexpr tilewise::detail::block_plan plan_of =
-  I == impl::ours_1b || I == impl::ours_fixed ? (P == prim::reduce ? plans::reduce_one : plans::scan_one)
+  I == impl::ours_1b ? (P == prim::reduce ? plans::reduce_one : plans::scan_one)
   : I == impl::ours_2b                        ? (P == prim::reduce ? plans::reduce_two : plans::scan_two)
   : I == impl::ours_rake                      ? plans::scan_rake
                                               : (P == prim::reduce ? plans::reduce : plans::scan);
@@ -124,14 +120,13 @@ __device__ __forceinline__ T primitive(storage<P, I, T, B, W>& s, cg::thread_blo
     } else {
       return ours_t<P, T, B, W>{s.tmp}(block, v, op);
     }
-  } else if constexpr (I == impl::ours_1b || I == impl::ours_2b || I == impl::ours_fixed || I == impl::ours_rake) {
-    constexpr auto plan  = plan_of<P, I, T, B, W>;
-    constexpr bool fixed = I == impl::ours_fixed;  // phase from the loop counter, plain barrier
+  } else if constexpr (I == impl::ours_1b || I == impl::ours_2b || I == impl::ours_rake) {
+    constexpr auto plan = plan_of<P, I, T, B, W>;
     if constexpr (P == prim::reduce) {
-      return tilewise::detail::block_reduce<plan, false, B, W, !fixed>(s.tmp, block, v, op, B, unsigned(k));
+      return tilewise::detail::block_reduce<plan, false, B, W>(s.tmp, block, v, op, B);
     } else {
-      return tilewise::detail::block_scan<plan, P == prim::exclusive_scan, false, B, W, !fixed>(s.tmp, block, v, op,
-                                                                                              T(0), nullptr, unsigned(k));
+      return tilewise::detail::block_scan<plan, P == prim::exclusive_scan, false, B, W>(s.tmp, block, v, op, T(0),
+                                                                                       nullptr);
     }
   } else {
     static_assert(I == impl::cub || I == impl::cub_alt);
@@ -230,7 +225,7 @@ void print_row(row_result const& r) {
   for (impl i : {impl::ours, impl::cub, impl::cub_alt}) print_time(r.us[int(i)]);
   std::printf(" %.3f | %.3f |", r.ratio(), r.ratio_best());
   std::printf(" %s |", plan_name(r.plan).c_str());
-  for (impl i : {impl::ours_1b, impl::ours_2b, impl::ours_fixed, impl::ours_rake}) print_time(r.us[int(i)]);
+  for (impl i : {impl::ours_1b, impl::ours_2b, impl::ours_rake}) print_time(r.us[int(i)]);
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -240,7 +235,7 @@ template <prim P, class T, unsigned B, unsigned W>
 void run_row(context& ctx) {
   std::vector<variant<T>> vs{variant_of<P, impl::ours, T, B, W>(),    variant_of<P, impl::cub, T, B, W>(),
                              variant_of<P, impl::cub_alt, T, B, W>(), variant_of<P, impl::ours_1b, T, B, W>(),
-                             variant_of<P, impl::ours_2b, T, B, W>(), variant_of<P, impl::ours_fixed, T, B, W>()};
+                             variant_of<P, impl::ours_2b, T, B, W>()};
   if constexpr (measured<P, impl::ours_rake, B>) {
     vs.push_back(variant_of<P, impl::ours_rake, T, B, W>());
   }
@@ -291,11 +286,10 @@ void run_types(context& ctx) {
 void write_csv(context const& ctx, char const* path) {
   std::FILE* f = open_csv(bench_name, path);
   std::fprintf(f, "primitive,type,block,W,ours_us,cub_us,cub_alt_us,ours_1barrier_us,ours_2barriers_us,"
-                  "ours_1barrier_fixed_phase_us,ours_raking_us,barriers,lanes,raking,ratio,ratio_best\n");
+                  "ours_raking_us,barriers,lanes,raking,ratio,ratio_best\n");
   for (auto const& r : ctx.rows) {
     std::fprintf(f, "%s,%s,%u,%u", prim_name(r.p), r.type, r.block, r.w);
-    for (impl i : {impl::ours, impl::cub, impl::cub_alt, impl::ours_1b, impl::ours_2b, impl::ours_fixed,
-                   impl::ours_rake}) {
+    for (impl i : {impl::ours, impl::cub, impl::cub_alt, impl::ours_1b, impl::ours_2b, impl::ours_rake}) {
       csv_time(f, r.us[int(i)]);
     }
     std::fprintf(f, ",%d,%u,%d,%.4f,%.4f\n", r.plan.one_barrier ? 1 : 2, r.plan.lanes, r.plan.raking ? 1 : 0, r.ratio(),
@@ -336,11 +330,10 @@ int main(int argc, char** argv) {
               "scans = BLOCK_SCAN_WARP_SCANS, 2 TempStorage in turn.\n"
               "ratio = cub / ours; ratio best = min(cub, cub alt for scans) / ours; plan = ours' tuned plan: barriers, "
               "combine lanes, or rake;\nours 1 barrier / 2 barriers / raking: each plan forced (tuned lanes; raking: "
-              "scans of whole warps only); ours 1 barrier fixed phase: the buffer chosen by the loop counter and a "
-              "plain barrier (prices the phase bookkeeping; not a public mode)\n\n");
+              "scans of whole warps only)\n\n");
   std::printf("| primitive | T | block | W | ours us | cub us | cub alt us | ratio | ratio best | plan | "
-              "ours 1 barrier us | ours 2 barriers us | ours 1 barrier fixed phase us | ours raking us |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "ours 1 barrier us | ours 2 barriers us | ours raking us |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 
   run_types<prim::reduce>(ctx);
   run_types<prim::inclusive_scan>(ctx);

@@ -36,7 +36,7 @@ using namespace tilewise_bench;
 template <class T>
 using scan_policy = tilewise::detail::scan_policy<T, cuda::std::plus<>>;
 
-// Tile shapes to compare (the defaults are detail::scan_policy / reduce_policy); at namespace
+// Tile shapes to compare (the defaults are detail::scan_policy / reduce_tuned); at namespace
 // scope, not anonymous, so the kernels they parametrize keep external linkage.
 template <unsigned B, unsigned I>
 struct scan_shape : tilewise::detail::scan_knobs {
@@ -48,12 +48,22 @@ template <unsigned B, unsigned I, unsigned M, unsigned FirstNs = 0, unsigned Pol
 struct scan_shape_knobs : scan_shape<B, I> {
   static constexpr unsigned min_blocks = M, first_delay_ns = FirstNs, poll_delay_ns = PollNs;
 };
-/// A reduce shape with a fixed grid of `Waves` waves (detail::reduce_policy's min = max waves).
-template <unsigned B, unsigned U, unsigned Waves = 1>
-struct reduce_shape {
-  static constexpr unsigned block = B, unroll = U, min_waves = Waves, max_waves = Waves;
-  static constexpr long long chunk_bytes = 1;
+/// A reduce tuning (detail::reduce_tuned or a shape below) with its values spelled out for shape_name.
+template <class Tuning>
+struct reduce_variant : Tuning {
+  static constexpr unsigned block = Tuning::value.block, unroll = Tuning::value.unroll;
+  static constexpr unsigned min_waves = Tuning::value.min_waves, max_waves = Tuning::value.max_waves;
+  static constexpr long long chunk_bytes = Tuning::value.chunk_bytes;
 };
+using default_reduce = reduce_variant<tilewise::detail::reduce_tuned>;
+/// A reduce shape with a fixed grid of `Waves` waves (min = max waves).
+template <unsigned B, unsigned U, unsigned Waves = 1>
+struct reduce_fixed {
+  static constexpr tilewise::detail::reduce_tuning value{
+    .block = B, .unroll = U, .chunk_bytes = 1, .min_waves = Waves, .max_waves = Waves};
+};
+template <unsigned B, unsigned U, unsigned Waves = 1>
+using reduce_shape = reduce_variant<reduce_fixed<B, U, Waves>>;
 
 namespace {
 
@@ -198,7 +208,7 @@ row measure(context& c, prim a, long long n) {
   buffers<T> buf(n, c.l2_bytes);
   std::size_t ob = 0, cb = 0;
   if (a == prim::reduce) {
-    TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
+    TW_BENCH_CUDA(ours<default_reduce>(a, nullptr, ob, buf.input(), buf.output(), n));
   } else {
     TW_BENCH_CUDA(ours<scan_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
   }
@@ -208,7 +218,7 @@ row measure(context& c, prim a, long long n) {
     if (k == 0) {
       std::size_t b = ob;
       if (a == prim::reduce) {
-        TW_BENCH_CUDA(ours<tilewise::detail::reduce_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
+        TW_BENCH_CUDA(ours<default_reduce>(a, temp, b, buf.input(), buf.output(), n));
       } else {
         TW_BENCH_CUDA(ours<scan_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
       }
@@ -365,13 +375,12 @@ void reduce_and_scans(context& c, cudaDeviceProp const& prop) {
 
   // Tile shapes: default first; ratio > 1 means the alternative is faster.
   std::printf("\n| algorithm | T | n | shape | us | default/shape |\n|---|---|---|---|---|---|\n");
-  using tilewise::detail::reduce_policy;
   for (int k : c.opt.quick ? std::vector<int>{20, 24, 28} : std::vector<int>{16, 20, 24, 28, 30}) {
     long long const n = 1ll << k;
-    tune<std::int32_t, reduce_policy<std::int32_t>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>,
+    tune<std::int32_t, default_reduce, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>,
          reduce_shape<512, 4, 32>, reduce_shape<256, 4, 4>, reduce_shape<512, 8, 4>, reduce_shape<1024, 4, 4>,
          reduce_shape<512, 2, 4>>(c, prim::reduce, n);
-    tune<double, reduce_policy<double>, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>, reduce_shape<512, 4, 32>,
+    tune<double, default_reduce, reduce_shape<512, 4, 1>, reduce_shape<512, 4, 4>, reduce_shape<512, 4, 32>,
          reduce_shape<512, 2, 4>, reduce_shape<256, 4, 4>, reduce_shape<1024, 2, 4>, reduce_shape<512, 8, 2>>(
       c, prim::reduce, n);
     // the defaults (32 KB tiles held in shared memory, 6 blocks per SM, sleeps from 1024 tiles)

@@ -79,7 +79,8 @@ __device__ __forceinline__ T primitive(Tile const& tile, T v, CubTemp& temp) {
   } else if constexpr (I == impl::ours_redux || I == impl::ours_shfl) {
     static_assert(P == prim::reduce, "the forced paths exist for reduce only");
     cuda::std::plus<T> op{};
-    return tilewise::detail::reduce_tile<I == impl::ours_redux>(tilewise::detail::tile_lanes<W>{}, v, op);
+    constexpr tilewise::detail::tile_tuning forced{.redux_min_width = I == impl::ours_redux ? 1u : 64u};
+    return tilewise::detail::dispatch_reduce_tile<forced>(tilewise::detail::tile_lanes<W>{}, v, op);
   } else if constexpr (I == impl::cg) {
     if constexpr (P == prim::reduce) {
       return cg::reduce(tile, v, cg::plus<T>());  // CG's fastest functor (redux.sync for int, W >= 16)
@@ -275,7 +276,7 @@ int main(int argc, char** argv) {
       std::printf(" W=%u %s (%.3f)%s", r.w, faster, sh / rx, r.w < 32 ? "," : "");
     }
   }
-  std::printf("  [shfl/redux time]; today redux from W=%u\n", tilewise::detail::tile_tuning_sm80.redux_min_width);
+  std::printf("  [shfl/redux time]; today redux from W=%u\n", tilewise::detail::tile_sm90.redux_min_width);
   for (auto const& w : ctx.warnings) std::printf("%s\n", w.c_str());
 
   int rows = 0, good = 0;

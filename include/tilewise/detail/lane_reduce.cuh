@@ -30,9 +30,6 @@ TILEWISE_DEVICE T butterfly_reduce(tile_lanes<W> const& l, T v, Op& op) {
   return v;
 }
 
-template <class Op, class T, unsigned W>
-inline constexpr bool tile_uses_redux = redux_capable<Op, T> && W >= tile_tuning_sm80.redux_min_width;
-
 /// `redux.sync` for a tile. A tile narrower than the warp reduces over its own lanes, unless the
 /// whole warp is converged (see tile_lanes): then each of the 32 / W tiles gets one full-warp
 /// `redux.sync` in which the other lanes contribute the identity, avoiding a partial-mask sync.
@@ -58,13 +55,13 @@ TILEWISE_DEVICE T redux_tile(tile_lanes<W> const& l, T v) {
 }
 
 /// Full-tile reduction over a lanes view (a tile_lanes, or the block scope's converged_lanes
-/// whose shuffle mask is the constant full warp). `UseRedux` is exposed for the microbenchmark,
-/// which measures both paths.
-template <bool UseRedux, unsigned W, class T, class Op>
-TILEWISE_DEVICE T reduce_tile(tile_lanes<W> const& l, T v, Op& op) {
+/// whose shuffle mask is the constant full warp), with the tile tuning `Tuning`: `redux.sync` from
+/// `Tuning.redux_min_width` lanes on. The library passes tile_tuned; the benchmark forces each path.
+template <tile_tuning Tuning, unsigned W, class T, class Op>
+TILEWISE_DEVICE T dispatch_reduce_tile(tile_lanes<W> const& l, T v, Op& op) {
   if constexpr (W == 1) {
     return v;
-  } else if constexpr (UseRedux && redux_capable<Op, T>) {
+  } else if constexpr (redux_capable<Op, T> && W >= Tuning.redux_min_width) {
     NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (return redux_tile<kind_v<Op, T>>(l, v);),
                       (return butterfly_reduce(l, v, op);))
   } else {
@@ -74,13 +71,13 @@ TILEWISE_DEVICE T reduce_tile(tile_lanes<W> const& l, T v, Op& op) {
 
 template <unsigned W, class Parent, class T, class Op>
 TILEWISE_DEVICE T reduce_group(cg::thread_block_tile<W, Parent> const&, T v, Op& op) {
-  return reduce_tile<tile_uses_redux<Op, T, W>>(tile_lanes<W>{}, v, op);
+  return dispatch_reduce_tile<tile_tuned>(tile_lanes<W>{}, v, op);
 }
 
 /// Reduction over a lanes view (used by the other tile primitives and the block scope).
 template <unsigned W, class T, class Op>
 TILEWISE_DEVICE T reduce_lanes(tile_lanes<W> const& l, T v, Op& op) {
-  return reduce_tile<tile_uses_redux<Op, T, W>>(l, v, op);
+  return dispatch_reduce_tile<tile_tuned>(l, v, op);
 }
 
 template <class T, class Op>

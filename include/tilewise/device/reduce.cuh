@@ -32,25 +32,11 @@
 #include <tilewise/detail/device/warp_stage.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/maybe.cuh>
+#include <tilewise/detail/tuning.cuh>
 
 namespace tilewise::detail {
 
 namespace cg = cooperative_groups;
-
-/// Shape of the device-wide reduction (measured on the H200 by bench/device_bench).
-template <class T>
-struct reduce_policy {
-  static constexpr unsigned block  = 512;
-  static constexpr unsigned unroll = 4;  ///< 16-byte vectors (or elements) in flight per thread
-  /// grid = one block per `chunk_bytes` of input, at least `min_waves` waves (occupancy x SMs)
-  /// and at most `max_waves`: blocks that finish early make room for others, which evens out the
-  /// multiprocessors' unequal shares of DRAM bandwidth. Fixed wave counts were best at about
-  /// 0.5 MB per block whatever n: double 2^24 1 wave (1.14x faster than 4 waves), 2^28 8 waves
-  /// (1.02x), 2^30 32 waves (1.08x); int32 2^28 4 waves, 2^30 8-32 waves (1.02-1.04x).
-  static constexpr long long chunk_bytes = 512 << 10;
-  static constexpr unsigned min_waves    = 1;
-  static constexpr unsigned max_waves    = 64;
-};
 
 /// How the input is split: `head` elements before the first 16-byte boundary (raw pointers),
 /// then `units` vectors of `vec_elems` (or single elements), `per_block` units per block, then
@@ -64,11 +50,11 @@ struct reduce_split {
   unsigned blocks;
 };
 
-template <class Policy, class InIt, class OutIt, class T, class Op>
-TILEWISE_KERNEL void __launch_bounds__(Policy::block)
+template <class Tuning, class InIt, class OutIt, class T, class Op>
+TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block)
   reduce_kernel(InIt in, OutIt out, long long n, Op op, T init, reduce_split split, tile_status<T> status) {
-  constexpr unsigned B = Policy::block;
-  constexpr unsigned U = Policy::unroll;
+  constexpr unsigned B = Tuning::value.block;
+  constexpr unsigned U = Tuning::value.unroll;
   using value_t        = maybe_t<Op, T>;
   constexpr bool known = has_identity<Op, T>;
   using block_reduce_t = block::reduce<cuda::std::conditional_t<known, T, value_t>, B>;
@@ -173,7 +159,7 @@ TILEWISE_KERNEL void __launch_bounds__(Policy::block)
 
 /// The split of num_items over at most `blocks_max` blocks: every block gets at least one
 /// round of `block * unroll` units, so small inputs use few blocks.
-template <class Policy, class InIt>
+template <class Tuning, class InIt>
 reduce_split split_reduce(InIt in, long long n, long long blocks_max) {
   using in_value = iter_value_t<InIt>;
   reduce_split s{};
@@ -194,7 +180,7 @@ reduce_split split_reduce(InIt in, long long n, long long blocks_max) {
   if (s.vec_elems == 1) {
     s.units = n;
   }
-  long long const round = static_cast<long long>(Policy::block) * Policy::unroll;
+  long long const round = static_cast<long long>(Tuning::value.block) * Tuning::value.unroll;
   long long blocks      = cuda::ceil_div(s.units, round);
   blocks                = blocks < 1 ? 1 : blocks > blocks_max ? blocks_max : blocks;
   s.per_block           = cuda::ceil_div(s.units, blocks);
@@ -202,21 +188,21 @@ reduce_split split_reduce(InIt in, long long n, long long blocks_max) {
   return s;
 }
 
-template <class Policy, class InIt, class OutIt, class T, class Op>
+template <class Tuning, class InIt, class OutIt, class T, class Op>
 cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt out, long long num_items, Op op,
                             T init, cudaStream_t stream) {
   if (num_items < 0) {
     return cudaErrorInvalidValue;
   }
-  auto const kernel = reduce_kernel<Policy, InIt, OutIt, T, Op>;
+  auto const kernel = reduce_kernel<Tuning, InIt, OutIt, T, Op>;
   static resident_cache cache;
   int wave = 0;
-  TILEWISE_RETURN_IF_ERROR(cache.get(kernel, Policy::block, 0, wave));
+  TILEWISE_RETURN_IF_ERROR(cache.get(kernel, Tuning::value.block, 0, wave));
   long long const chunks =
-    cuda::ceil_div(num_items * static_cast<long long>(sizeof(iter_value_t<InIt>)), Policy::chunk_bytes);
-  long long const blocks_max = std::clamp(chunks, static_cast<long long>(wave) * Policy::min_waves,
-                                          static_cast<long long>(wave) * Policy::max_waves);
-  reduce_split const split   = split_reduce<Policy>(in, num_items, blocks_max);
+    cuda::ceil_div(num_items * static_cast<long long>(sizeof(iter_value_t<InIt>)), Tuning::value.chunk_bytes);
+  long long const blocks_max = std::clamp(chunks, static_cast<long long>(wave) * Tuning::value.min_waves,
+                                          static_cast<long long>(wave) * Tuning::value.max_waves);
+  reduce_split const split   = split_reduce<Tuning>(in, num_items, blocks_max);
   temp_layout layout;
   std::size_t const tags = layout.add(tile_status<T>::tag_bytes(split.blocks));
   std::size_t const part = layout.add(tile_status<T>::value_bytes(split.blocks));
@@ -231,7 +217,7 @@ cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt 
   }
   tile_status<T> const status{temp_layout::at<unsigned long long>(temp, tags), temp_layout::at<T>(temp, part),
                               temp_layout::at<T>(temp, incl), next_epoch()};
-  kernel<<<split.blocks, Policy::block, 0, stream>>>(in, out, num_items, op, init, split, status);
+  kernel<<<split.blocks, Tuning::value.block, 0, stream>>>(in, out, num_items, op, init, split, status);
   return cudaPeekAtLastError();
 }
 
@@ -260,7 +246,7 @@ cudaError_t reduce(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out
                    T init, cudaStream_t stream = 0) {
   // Contiguous iterators (thrust::device_ptr, device_vector's iterators) go in as the raw pointers
   // they wrap, so the kernel takes its vector path.
-  return detail::dispatch_reduce<detail::reduce_policy<T>>(temp, temp_bytes, thrust::try_unwrap_contiguous_iterator(in),
+  return detail::dispatch_reduce<detail::reduce_tuned>(temp, temp_bytes, thrust::try_unwrap_contiguous_iterator(in),
                                                            thrust::try_unwrap_contiguous_iterator(out), num_items, op,
                                                            init, stream);
 }

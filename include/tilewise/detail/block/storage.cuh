@@ -93,38 +93,30 @@ using plan_storage = block_storage<T, Raking ? BlockSize : block_shape<BlockSize
 
 /// One call's view of the exchange: the phase is read on entry; the tile leaders write their
 /// totals to `write_buffer()`; `publish` is the barrier and returns the buffer to read.
-/// `Tracked == false` is for the benchmark only: the caller supplies a phase that every thread
-/// agrees on and alternates itself, and the barrier is a plain `__syncthreads()` (it prices the
-/// phase bookkeeping).
-template <class T, class Storage, unsigned BlockSize, bool Tracked = true>
+template <class T, class Storage, unsigned BlockSize>
 struct exchange {
   Storage& s;
   unsigned rank;
   unsigned p;
 
-  TILEWISE_DEVICE exchange(Storage& storage, unsigned thread_rank, unsigned given_phase = 0)
-      : s(storage), rank(thread_rank), p(Tracked ? storage.phase[thread_rank] & 1u : given_phase & 1u) {}
+  TILEWISE_DEVICE exchange(Storage& storage, unsigned thread_rank)
+      : s(storage), rank(thread_rank), p(storage.phase[thread_rank] & 1u) {}
 
   TILEWISE_DEVICE T* write_buffer() { return s.buffer(p); }
 
   /// The one barrier. `leader`, `slot`, `total`: this thread's contribution, written again only
   /// when the phases disagree (fresh storage). Returns the buffer that holds every tile total.
   TILEWISE_DEVICE T const* publish(bool leader, unsigned slot, T const& total) {
-    if constexpr (!Tracked) {
-      __syncthreads();
-      return s.buffer(p);
-    } else {
-      unsigned const same = unsigned(__syncthreads_count(int(p)));
-      if (same != 0 && same != BlockSize) {  // every thread sees the same count, so all come here
-        if (leader && p != 0) {
-          s.buffer(0)[slot] = total;
-        }
-        __syncthreads();
-        p = 0;
+    unsigned const same = unsigned(__syncthreads_count(int(p)));
+    if (same != 0 && same != BlockSize) {  // every thread sees the same count, so all come here
+      if (leader && p != 0) {
+        s.buffer(0)[slot] = total;
       }
-      s.phase[rank] = static_cast<unsigned char>(p ^ 1u);
-      return s.buffer(p);
+      __syncthreads();
+      p = 0;
     }
+    s.phase[rank] = static_cast<unsigned char>(p ^ 1u);
+    return s.buffer(p);
   }
 };
 

@@ -4,6 +4,10 @@
 
 #include <cuda/std/version>
 
+#if __cplusplus < 202002L
+#  error "tilewise needs C++20: compile with -std=c++20 (CMake: link tilewise::headers or tilewise::tilewise)"
+#endif
+
 /// Namespace-scope function objects (`tilewise::tile::reduce` ...): a `__device__` constant in the
 /// device pass, an inline constant in the host pass (the same scheme as CCCL's _CCCL_GLOBAL_CONSTANT).
 #if defined(__CUDA_ARCH__)

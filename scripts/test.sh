@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite. Installs doctest-dev with apt-get when doctest is missing
-# (and no CMAKE_PREFIX_PATH provides it). GPU suites are skipped (exit 77) where no GPU is present.
+# Builds and runs the whole test suite. Installs doctest-dev with apt-get (through sudo when not
+# root) when doctest is missing and no CMAKE_PREFIX_PATH provides it. GPU suites are skipped
+# (exit 77) where no GPU is present.
 # Usage: scripts/test.sh [build-dir]   (default: build-tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,8 @@ build=${1:-build-tests}
 have_doctest() {
   [ -f /usr/include/doctest/doctest.h ] && return 0
   local p
-  for p in ${CMAKE_PREFIX_PATH//:/ }; do [ -f "$p/include/doctest/doctest.h" ] && return 0; done
+  local prefixes=${CMAKE_PREFIX_PATH:-}
+  for p in ${prefixes//:/ }; do [ -f "$p/include/doctest/doctest.h" ] && return 0; done
   return 1
 }
 if ! have_doctest; then

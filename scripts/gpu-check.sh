@@ -3,24 +3,29 @@
 #   configure (Ninja) -> build everything with all cores -> the whole CTest suite ->
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
-# Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--build DIR]
+# Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--build DIR]
 #   --no-sanitizers skips the compute-sanitizer runs (four at a time: about 4 of the 6-8 minutes
 #   of a run with --bench on an H200 with 16 cores): for a benchmark run; resolving an issue needs
-#   the full run.
-# doctest: found through CMAKE_PREFIX_PATH, or ./.deps (../shared/tools/stage-deps.sh) when present.
+#   the full run. --no-ctest skips the CTest suite (for a run split in parts: build and ctest,
+#   then --no-ctest for the sanitizers and benchmarks on the same build directory).
+# doctest: found where it is installed, through CMAKE_PREFIX_PATH, or in ./.deps when present (a copy
+# of doctest for a GPU machine that cannot install packages: .deps/include/doctest and
+# .deps/lib/cmake/doctest, git-ignored).
 # Ends with one line "N passed, N failed" counting CTest tests and sanitizer runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--build DIR]}
+logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--build DIR]}
 shift
 bench=0
 sanitize=1
+ctest_run=1
 build=build-gpu
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) bench=1 ;;
     --no-sanitizers) sanitize=0 ;;
+    --no-ctest) ctest_run=0 ;;
     --build) build=$2; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -51,16 +56,20 @@ if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_P
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$logs/gpu.txt" 2>&1 || true
 
-echo "== ctest"
-# A hung test (a kernel that never finishes) fails after 180 s instead of eating the device time:
-# the slowest test takes about 25 s on an H200 with the others running beside it.
-ctest --test-dir "$build" -j "$jobs" --timeout 180 --output-on-failure --output-junit "$logs/ctest.xml" \
-  >"$logs/ctest.log" 2>&1
-grep -E "^ *[0-9]+/[0-9]+ Test" "$logs/ctest.log"
-while read -r line; do
-  name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<<"$line")
-  if grep -q "Passed" <<<"$line"; then record "$name" 0; else record "ctest:$name" 1; fi
-done < <(grep -E "^ *[0-9]+/[0-9]+ Test" "$logs/ctest.log")
+if [ "$ctest_run" -eq 1 ]; then
+  echo "== ctest"
+  # A hung test (a kernel that never finishes) fails after 180 s instead of eating the device time:
+  # the slowest test takes about 25 s on an H200 with the others running beside it.
+  ctest --test-dir "$build" -j "$jobs" --timeout 180 --output-on-failure --output-junit "$logs/ctest.xml" \
+    >"$logs/ctest.log" 2>&1
+  grep -E "^ *[0-9]+/[0-9]+ Test" "$logs/ctest.log"
+  while read -r line; do
+    name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<<"$line")
+    if grep -q "Passed" <<<"$line"; then record "$name" 0; else record "ctest:$name" 1; fi
+  done < <(grep -E "^ *[0-9]+/[0-9]+ Test" "$logs/ctest.log")
+else
+  echo "== ctest: skipped (--no-ctest)"
+fi
 
 if [ "$sanitize" -eq 0 ]; then
   echo "== compute-sanitizer: skipped (--no-sanitizers)"

@@ -348,7 +348,7 @@ void reduce_and_scans(context& c, cudaDeviceProp const& prop) {
     }
   }
 
-  // Goals (issue 4): reduce >= 1.00x at 2^28 and >= 1.8x at 2^16..2^20; scans >= 1.3x at 2^28 and 2^20.
+  // Goals: reduce >= 1.00x at 2^28 and >= 1.8x at 2^16..2^20; scans >= 1.3x at 2^28 and 2^20.
   std::printf("\n");
   int met = 0, goals = 0, met_held = 0;
   for (row const& r : rows) {

@@ -28,15 +28,21 @@ class compact {
   using scan = exclusive_scan<unsigned, BlockSize, W>;
 
  public:
-  /// Scratch in shared memory, owned by the caller (the scan's).
+  /// Scratch in shared memory, owned by the caller (the scan's); any contents, no initialisation.
   struct temp_storage {
+    /// the exclusive scan's scratch
     typename scan::temp_storage scan_storage;
   };
 
+  /// @param storage the caller's shared-memory scratch (any contents: no initialisation needed)
   TILEWISE_DEVICE explicit compact(temp_storage& storage) : storage_(storage) {}
 
   /// @brief Writes the values of the threads with `keep` to `out[0, count)` in thread_rank order.
   /// @tparam OutIt an output iterator advanced with cuda::std::next (random access is O(1))
+  /// @param block `cg::this_thread_block()`
+  /// @param keep  whether this thread's value is kept
+  /// @param v     this thread's value
+  /// @param out   the output, the same on every thread
   /// @return count, the number of kept values, on every thread
   /// @note Collective over the block; syncs it (the scan's barriers). Each kept thread writes its
   ///       own value after the scan; consecutive calls on one temp_storage need no barrier.

@@ -37,12 +37,15 @@ class histogram {
  public:
   /// Shared-memory bins; the caller places this in `__shared__` (or dynamic shared) memory.
   struct temp_storage {
+    /// the block's counters
     Counter bins[Bins];
   };
 
+  /// @param storage the caller's shared-memory bins (any contents: `init` zeroes them)
   TILEWISE_DEVICE explicit histogram(temp_storage& storage) : storage_(storage) {}
 
   /// @brief Zeroes the bins.
+  /// @param block `cg::this_thread_block()`
   /// @note Collective over the block; ends with a block barrier, so `add` may follow at once.
   TILEWISE_DEVICE void init(cooperative_groups::thread_block const& block) {
     check_launch(block);
@@ -53,7 +56,8 @@ class histogram {
   }
 
   /// @brief Adds 1 to bin `bin` (see tile::histogram for how equal bins are combined).
-  /// @param bin must be in [0, Bins): the caller's contract, trapped in debug builds.
+  /// @param block `cg::this_thread_block()`
+  /// @param bin   must be in [0, Bins): the caller's contract, trapped in debug builds.
   /// @note Collective over each W-tile (whole tiles call it together); no barrier.
   template <class Index>
   TILEWISE_DEVICE void add(cooperative_groups::thread_block const& block, Index bin) {
@@ -62,6 +66,10 @@ class histogram {
   }
 
   /// @brief Adds `w` to bin `bin`.
+  /// @param block `cg::this_thread_block()`
+  /// @param bin   must be in [0, Bins): the caller's contract, trapped in debug builds
+  /// @param w     this thread's weight
+  /// @note Collective over each W-tile (whole tiles call it together); no barrier.
   template <class Index>
   TILEWISE_DEVICE void add(cooperative_groups::thread_block const& block, Index bin,
                            cuda::std::type_identity_t<Counter> w) {
@@ -70,6 +78,8 @@ class histogram {
   }
 
   /// @brief Adds the block's bins into `global_bins[0, Bins)` (one atomic per non-zero bin).
+  /// @param block       `cg::this_thread_block()`
+  /// @param global_bins the histogram the block's counts are added to (global memory)
   /// @note Collective over the block; begins with a block barrier (all adds done). The bins keep
   ///       their counts; call init before reusing the storage.
   TILEWISE_DEVICE void merge(cooperative_groups::thread_block const& block, Counter* global_bins) {
@@ -82,7 +92,8 @@ class histogram {
     }
   }
 
-  /// The block's bins (read them after a barrier).
+  /// @brief The block's bins (read them after a barrier).
+  /// @return a pointer to the `Bins` counters in the caller's temp_storage
   TILEWISE_DEVICE Counter const* bins() const { return storage_.bins; }
 
  private:

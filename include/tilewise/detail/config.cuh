@@ -20,4 +20,5 @@
 /// different tilewise versions do not interpose each other's kernels.
 #define TILEWISE_KERNEL __global__ __attribute__((visibility("hidden")))
 
+/// Device functions of the primitives: inlined into the caller's kernel.
 #define TILEWISE_DEVICE __device__ __forceinline__

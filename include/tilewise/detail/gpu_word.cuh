@@ -4,10 +4,8 @@
 ///
 /// Why not cuda::atomic_ref: on a generic address it compiles to a test of the address space (a
 /// branch to a shared-memory CAS loop beside every atomic); its acquire loads put `CCTL.IVALL`
-/// (invalidate L1) behind every poll, and its release stores `MEMBAR.ALL.GPU` before every store.
-/// Measured on the H200: the counted int32 grid::reduce, 256 x 132, 1.24x -> 1.04x a bare
-/// grid.sync() (`.global` atomics, relaxed spins with one acquire fence after them); device scans
-/// of 2^28 int64 1.04x -> 1.11x CUB (relaxed records, detail::tile_status).
+/// (invalidate L1) behind every poll, and its release stores `MEMBAR.ALL.GPU` before every store
+/// (the measurements: `docs/tuning.md#grid-reduce`, `docs/tuning.md#tile-records-and-look-back`).
 #pragma once
 
 #include <cuda/ptx>

@@ -94,10 +94,10 @@ struct shuffled {
 /// Lanes of a static tile of width W (W lanes, aligned in the warp).
 ///
 /// Shuffles name `mask`: the whole warp when all 32 lanes are converged at construction, the
-/// tile's own lanes otherwise. A `shfl.sync` whose mask covers only W < 32 lanes makes the warp
-/// synchronise each tile on its own (WARPSYNC on a partial mask, measured many times slower by
-/// bench/tile_bench); when every lane of the warp is here, all tiles run the same shuffle
-/// sequence (it depends only on W), so the full mask with segment width W is equivalent.
+/// tile's own lanes otherwise. A partial-mask `shfl.sync` makes the warp synchronise each tile on
+/// its own (many times slower: `docs/tuning.md#tile-scope`); when every lane of the warp is here,
+/// all tiles run the same shuffle sequence (it depends only on W), so the full mask with segment
+/// width W is equivalent.
 /// `tile_mask` is always the tile's lanes, for `redux.sync`, which has no segment width.
 template <unsigned W>
 struct tile_lanes {

@@ -14,8 +14,8 @@ TILEWISE_DEVICE unsigned highest_lane(unsigned lanes) { return lanes == 0 ? 32u 
 /// Inclusive scan over the lanes of `peers` (warp-lane mask that holds this lane), in lane order,
 /// by pointer jumping: each lane holds the combination of a run of peers ending at itself and the
 /// lane of the peer just below that run; a step reads both from that peer (two independent
-/// shuffles) and doubles the run. ceil(log2(largest peer group)) steps, uniform over `l`'s mask.
-/// (Measured 3–4x faster than reading each step's source through `__fns`: bench/tile_ops_bench.)
+/// shuffles) and doubles the run. ceil(log2(largest peer group)) steps, uniform over `l`'s mask
+/// (faster than reading each step's source through `__fns`: `docs/tuning.md#tile-scope`).
 template <class Lanes, class T, class Op>
 TILEWISE_DEVICE T peer_inclusive_scan(Lanes const& l, unsigned peers, T v, Op& op) {
   unsigned const lane = lane_id();

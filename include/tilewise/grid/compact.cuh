@@ -42,6 +42,11 @@ class compact : public detail::primitive_shell<typename detail::grid_scan<unsign
 
   /// @brief Writes the values of the threads with `keep` to `out[0, count)` in grid thread_rank order.
   /// @tparam OutIt an output iterator advanced with cuda::std::next (random access is O(1))
+  /// @param grid `cg::this_grid()` of a cooperative launch
+  /// @param keep whether this thread's value is kept
+  /// @param v    this thread's value
+  /// @param out  the output, the same on every thread
+  /// @param ws   the workspace made for this launch (grid::make_workspace)
   /// @return count, the number of kept values, on every thread of the grid
   /// @note Collective over the grid; syncs the grid once. Each kept thread writes its own value
   ///       after the barrier; back-to-back calls need no synchronization in between (reading

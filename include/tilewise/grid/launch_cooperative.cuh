@@ -4,12 +4,10 @@
 ///        at once, sized to the largest such grid or validated against it; and
 ///        tilewise::max_cooperative_grid, that size.
 ///
-/// Errors are exceptions thrown before anything is launched, each message naming the cause:
-/// std::invalid_argument for what the caller chose (an empty or too large block, more dynamic
-/// shared memory than the kernel may use, a requested grid that cannot be co-resident — the
-/// message states the limit), std::runtime_error for what the device or the runtime refused (no
-/// cooperative launch support, a failing CUDA call: the CUDA error in the message). Never a hang:
-/// a grid that could not be co-resident is refused up front.
+/// Errors are exceptions thrown before anything is launched, naming the cause:
+/// std::invalid_argument for what the caller chose (block, dynamic shared memory, a grid that
+/// cannot be co-resident: the message states the limit), std::runtime_error for what the device
+/// or the runtime refused. Never a hang: a grid that cannot be co-resident is refused up front.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,7 +22,9 @@ namespace tilewise {
 /// @brief A requested grid size for launch_cooperative (its own type, so a grid size cannot be
 ///        taken for a block size).
 struct cooperative_grid {
+  /// blocks of the 1-D grid, >= 1 (launch_cooperative checks it)
   int blocks;
+  /// @param b the number of blocks
   explicit constexpr cooperative_grid(int b) noexcept : blocks(b) {}
 };
 
@@ -155,6 +155,10 @@ int launch_cooperative_impl(void (*kernel)(KArgs...), int requested, dim3 block,
 /// @brief The largest grid of `kernel` that is co-resident on the current device with blocks of
 ///        `block` and `smem` bytes of dynamic shared memory (occupancy x multiprocessors): what
 ///        launch_cooperative launches without a requested size. Size a grid::workspace with it.
+/// @param kernel the `__global__` function
+/// @param block  the block shape (its threads: blockDim.x * blockDim.y * blockDim.z)
+/// @param smem   bytes of dynamic shared memory per block
+/// @return the number of blocks, >= 1
 /// @throw as launch_cooperative (nothing is launched)
 /// @note Host only; does not synchronize.
 template <class... KArgs>
@@ -166,7 +170,11 @@ int max_cooperative_grid(void (*kernel)(KArgs...), dim3 block, std::size_t smem 
 
 /// @brief Launches `kernel<<<G, block, smem, stream>>>(args...)` as a cooperative launch
 ///        (cudaLaunchCooperativeKernel) on the largest co-resident grid G.
-/// @param args converted to the kernel's parameter types
+/// @param kernel the `__global__` function
+/// @param block  the block shape
+/// @param smem   bytes of dynamic shared memory per block
+/// @param stream the stream of the launch
+/// @param args   one per kernel parameter, converted to the kernel's parameter types
 /// @return G, the number of blocks launched (1-D grid)
 /// @throw std::invalid_argument: zero-sized block, more threads per block or more dynamic shared
 ///        memory than the kernel may use, a kernel that cannot run with this block at all;
@@ -182,7 +190,15 @@ int launch_cooperative(void (*kernel)(KArgs...), dim3 block, std::size_t smem, c
 /// @brief As above on a grid of `grid.blocks` blocks, validated first: a grid larger than the
 ///        co-resident limit throws std::invalid_argument whose message states the limit (on an
 ///        H200, 1057 blocks of 256 threads: "... the limit is 1056 ...").
+/// @param kernel the `__global__` function
+/// @param grid   the requested number of blocks, >= 1
+/// @param block  the block shape
+/// @param smem   bytes of dynamic shared memory per block
+/// @param stream the stream of the launch
+/// @param args   one per kernel parameter, converted to the kernel's parameter types
 /// @return grid.blocks
+/// @throw std::invalid_argument for grid.blocks < 1 or above the co-resident limit, otherwise as
+///        the launch on the largest grid
 template <class... KArgs, class... Args>
 int launch_cooperative(void (*kernel)(KArgs...), cooperative_grid grid, dim3 block, std::size_t smem,
                        cudaStream_t stream, Args&&... args) {

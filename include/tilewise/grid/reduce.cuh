@@ -2,39 +2,13 @@
 /// @brief grid::reduce: the reduction of one value per thread over a whole cooperative grid,
 ///        every thread getting the result; one grid-wide barrier per call, back-to-back calls safe.
 ///
-/// How (detail/grid_partials.cuh has the memory-ordering argument): each warp reduces its values
-/// and warp 0 folds the warp totals into the block's partial (one block barrier); then one of
-/// four ways, fastest first:
-///   - integer sums of at most 32 bits (plus on int, unsigned, int8 ...): thread 0 adds
-///     {1 block, its partial} to the call's 64-bit arrival word with one atomic (release) and
-///     spins on it (acquire) until all blocks have arrived; the word then holds the sum
-///     (detail::counted_sum). Integer addition is exact, so the result is the same bits. On
-///     grids of at least `last_block_min_blocks` blocks the block whose add completes the count
-///     publishes the sum in a result word, on which the others spin instead.
-///   - float sums on grids of up to detail::exact_max_blocks = 4095 blocks: the same, exactly, in
-///     fixed point: 8 lanes of warp 0 add the partial's 40-bit digits and its counts of negative
-///     and special values, each with the count of blocks, to 8 words of the arrival line, and
-///     round the exact sum of the partials to float once every word counts every block
-///     (detail/exact_sum.cuh: the float nearest that sum, barring sums within 2^-50 of a tie; IEEE
-///     infinities and NaNs). Below `last_block_min_blocks` blocks every block spins on the 8
-///     words; on larger grids the add that completes a word copies it to the call's copy line,
-///     where the blocks spin instead. Warp 0 issues the release fence of its adds while the
-///     other warps reduce the block's values (three block barriers instead of two). Larger grids
-///     (blocks of at most 64 threads filling an H200: 4224) take the last-block way below.
-///   - other values of at most 4 bytes on grids of at least `last_block_min_blocks` blocks:
-///     thread 0 writes the partial to the workspace and counts the block in on the arrival word;
-///     the block that arrives last folds all partials (as below) and publishes the result in one
-///     64-bit word with a tag, on which the other blocks' thread 0 spins. One block reads the n
-///     partials instead of every block: on large grids that L2 traffic is what costs.
-///   - otherwise: the partial goes to the workspace bank chosen by the block's epoch ->
-///     grid.sync() -> every block folds all partials.
-/// The fold of the partials: ops tilewise knows to commute take them coalesced (thread t takes
-/// partials t, t + BlockSize, ...), other ops by contiguous chunks in block order; each warp
-/// reduces its threads' values and every thread folds the warp totals (one more block barrier).
-/// Each way combines the partials in one fixed order for a given grid size (the integer and
-/// fixed-point sums in any order, with the same bits), so every thread of the grid gets bitwise
-/// the same result, run after run (deterministic for floating point), and op need not commute
-/// (for ops without a known identity the order is grid thread_rank order).
+/// Each block reduces its values to a partial; then, fastest first: integer sums of at most 32
+/// bits add the partial and the block's arrival in one atomic (detail::counted_sum); float sums on
+/// grids of up to 4095 blocks add it exactly in fixed point and round once (detail::exact_value);
+/// values of at most 4 bytes on large grids let the last block to arrive fold the partials;
+/// otherwise grid.sync(), then every block folds them. Each way combines the partials in one fixed
+/// order per grid size, so every thread gets bitwise the same result, run after run. Memory
+/// ordering: `docs/design/grid_partials.md`, `docs/design/exact_float_sum.md`.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -114,6 +88,7 @@ class reduce : public detail::primitive_shell<detail::grid_reduce_storage<T, Blo
 
   /// @brief Reduction of `v` over every thread of the grid.
   /// @param grid `cg::this_grid()` of a cooperative launch
+  /// @param v    this thread's value
   /// @param op   associative binary functor (commutativity not needed)
   /// @param ws   the workspace made for this launch (grid::make_workspace)
   /// @return the reduction, on every thread of the grid (bitwise identical everywhere)
@@ -127,10 +102,8 @@ class reduce : public detail::primitive_shell<detail::grid_reduce_storage<T, Blo
       if (call.blocks <= detail::exact_max_blocks) {  // uniform over the grid
         return exact(call, v, op);
       }
-      // Grids above 4095 blocks. This way's code, even unused, slows the exact way at 256 x 1056
-      // (a prototype without it: 2.90 against 3.19 us per call); out of line (__noinline__) it
-      // does not build with -rdc under launch bounds (ptxas: the callee's registers exceed the
-      // kernel's limit), and neither __builtin_expect nor the grid.sync() way in its place helped.
+      // Grids above 4095 blocks: the last-block way, inline (out of line it does not build with
+      // -rdc under launch bounds; what its presence costs: `docs/tuning.md#grid-reduce`).
       return last_block(call, block_partial(call, v, op), op);
     } else if constexpr (detail::counted_sum<Op, T>) {
       static_assert(detail::counted_max_blocks >= last_block_min_blocks);
@@ -240,9 +213,8 @@ class reduce : public detail::primitive_shell<detail::grid_reduce_storage<T, Blo
   }
 
   /// Whether the block stages fold the warp totals as a tree in registers: while they take at most
-  /// 256 bytes. Larger ones (a 16-byte T in blocks of 1024: 512 bytes) spilled to local memory
-  /// (mat2 232 bytes, a 24-byte struct 1068 bytes in blocks of 1024); they are folded one at a
-  /// time from shared memory instead, in the same order.
+  /// 256 bytes; larger ones would spill, so they are folded one at a time from shared memory, in
+  /// the same order.
   static constexpr bool totals_in_registers = sizeof(T) * warps <= 256;
 
   /// w[0] op w[1] op ... op w[count - 1] (count >= 1), left to right.
@@ -287,17 +259,11 @@ class reduce : public detail::primitive_shell<detail::grid_reduce_storage<T, Blo
   }
 
   /// Float sums on grids of up to exact_max_blocks blocks: lanes 0..7 of warp 0 add the block's
-  /// partial, as fixed-point digits and counts, to the call's 8 exact-sum words (one
-  /// relaxed atomic each, which also counts the block in); each block then rounds the same exact
-  /// sum (detail/exact_sum.cuh). Below last_block_min_blocks blocks each lane spins until its word
-  /// counts every block; on larger grids the lane whose add completes a word (its atomic returns
-  /// the count of every other block) acquires, copies the word to the call's copy line and
-  /// releases it, and every lane spins on its copy there, away from the line the atomics hit.
-  /// Three block barriers: the release fence that makes the adds release this block's writes is
-  /// issued by warp 0 right after the first, while warps 1... reduce every value of the block
-  /// (warp 1 also warp 0's), so the fence's latency (measured: it grows with the number of blocks
-  /// fencing at once) overlaps the warp reductions instead of following them. The partial's order
-  /// is fixed; any order gives the same exact sum.
+  /// partial, as fixed-point digits and counts, to the call's 8 exact-sum words (one relaxed
+  /// atomic each, which also counts the block in); every block rounds the same exact sum. Small
+  /// grids spin on the words; on large ones the add that completes a word copies it to the copy
+  /// line, where the blocks spin. Warp 0's release fence overlaps the other warps' reductions
+  /// (three block barriers). Ordering: `docs/design/exact_float_sum.md`, `docs/design/grid_partials.md`.
   template <class Op>
   TILEWISE_DEVICE T exact(detail::grid_call<T, BlockSize> const& call, T v, Op& op) {
     static_assert(last_block_min_blocks <= detail::exact_max_blocks);

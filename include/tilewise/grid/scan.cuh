@@ -3,14 +3,11 @@
 ///        whole cooperative grid, in grid thread_rank order; one grid-wide barrier per call,
 ///        back-to-back calls safe.
 ///
-/// How (detail/grid_partials.cuh has the memory-ordering argument):
-///   block::inclusive_scan with the block aggregate -> each thread keeps the inclusive prefix of
-///   the thread before it (a shuffle; the last lane of each warp leaves its prefix in shared memory
-///   for the next warp) -> thread 0 writes the aggregate to the workspace -> grid.sync() ->
-///   every block reads all aggregates and one block::reduce (of a pair) gives both the combination
-///   of the aggregates of the blocks before it and the grid total -> thread r of block b returns
-///   `init op (aggregates before b) op (values before r in b)`.
-/// Every combination is `op(earlier, later)`: op need not commute.
+/// A block::inclusive_scan gives each thread the prefix of the thread before it and the block's
+/// aggregate, which goes to the workspace; after grid.sync() every block reads all aggregates, and
+/// one block::reduce of a pair gives the aggregates before it and the grid total. Thread r of
+/// block b returns `init op (aggregates before b) op (values before r in b)`; op need not commute.
+/// Memory ordering: `docs/design/grid_partials.md`.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -128,6 +125,7 @@ class exclusive_scan : public detail::primitive_shell<typename detail::grid_scan
 
   /// @brief Exclusive prefix combination over the grid, seeded with `init`.
   /// @param grid  `cg::this_grid()` of a cooperative launch
+  /// @param v     this thread's value
   /// @param op    associative binary functor, need not be commutative
   /// @param init  combined on the left of every prefix; grid thread 0 gets it alone
   /// @param ws    the workspace made for this launch (grid::make_workspace)

@@ -2,13 +2,10 @@
 /// @brief grid::workspace: the device scratch of the grid-scope primitives (grid::reduce,
 ///        grid::exclusive_scan, grid::compact), and grid::make_workspace, its host RAII owner.
 ///
-/// Layout (one cudaMalloc): two banks of `blocks` partial slots of `slot_bytes` each (a grid
-/// primitive's per-block partials, double-buffered), then `blocks` epoch counters (one per
-/// block: how many grid primitives that block has called on this workspace, its low bit picks
-/// the bank), then 10 cache lines of grid::reduce: 4 arrival lines (a ring: epoch & 3 picks one),
-/// 2 result lines (epoch & 1) and 4 copy lines (a ring, as the arrival lines), 128 bytes each so
-/// that the blocks hammering one line do not slow the others. See detail/grid_partials.cuh for why
-/// the epochs make back-to-back calls safe.
+/// Layout (one cudaMalloc): two banks of `blocks` partial slots of `slot_bytes` (double-buffered
+/// per-block partials), `blocks` epoch counters (grid primitives called per block; the low bit
+/// picks the bank), then 10 cache lines of grid::reduce: 4 arrival, 2 result and 4 copy lines.
+/// Why back-to-back calls are safe: `docs/design/grid_partials.md`.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -33,10 +30,16 @@ using workspace = detail::workspace_handle;
 /// @brief Host owner of a grid::workspace's device memory (move-only; frees it on destruction).
 class workspace_owner {
  public:
+  /// An empty owner (no memory; `get()` is a null handle).
   workspace_owner() = default;
   workspace_owner(workspace_owner const&)            = delete;
   workspace_owner& operator=(workspace_owner const&) = delete;
+  /// @brief Takes over `o`'s memory; `o` is left empty.
+  /// @param o the owner moved from
   workspace_owner(workspace_owner&& o) noexcept : ws_(o.ws_) { o.ws_ = {}; }
+  /// @brief Frees this owner's memory, then takes over `o`'s; `o` is left empty.
+  /// @param o the owner moved from
+  /// @return `*this`
   workspace_owner& operator=(workspace_owner&& o) noexcept {
     if (this != &o) {
       release();
@@ -45,21 +48,33 @@ class workspace_owner {
     }
     return *this;
   }
+  /// Frees the device memory (cudaFree, which synchronizes the device as it always does).
   ~workspace_owner() { release(); }
 
-  /// The handle to pass to the kernel.
+  /// @brief The handle to pass to the kernel.
+  /// @return the handle (null members when empty)
   workspace get() const noexcept { return ws_; }
+  /// @brief Converts to the handle, so an owner can be passed where a launch expects a workspace.
+  /// @return `get()`
   operator workspace() const noexcept { return ws_; }  // NOLINT: a launch argument converts implicitly
-  /// Device bytes held.
+  /// @brief Device bytes held.
+  /// @return the allocation's size, 0 when empty
   std::size_t bytes() const noexcept { return ws_.slots != nullptr ? bytes_of(ws_.blocks, ws_.slot_bytes) : 0; }
 
   static constexpr unsigned line_bytes = detail::workspace_line_bytes;  ///< one cache line per arrival or result line
   static constexpr unsigned line_count = detail::workspace_line_count;  ///< 4 arrival, 2 result and 4 copy lines
 
+  /// @brief Device bytes of a workspace for `blocks` blocks and slots of `slot_bytes`.
+  /// @param blocks     the largest grid it serves
+  /// @param slot_bytes the slot size (a multiple of 16)
+  /// @return bytes of the one allocation
   static std::size_t bytes_of(unsigned blocks, unsigned slot_bytes) noexcept {
     return lines_offset(blocks, slot_bytes) + line_count * line_bytes;
   }
-  /// Byte offset of the arrival and result lines: after the epochs, at a 128-byte boundary.
+  /// @brief Byte offset of the arrival and result lines: after the epochs, at a 128-byte boundary.
+  /// @param blocks     the largest grid it serves
+  /// @param slot_bytes the slot size (a multiple of 16)
+  /// @return the offset from the start of the allocation
   static std::size_t lines_offset(unsigned blocks, unsigned slot_bytes) noexcept {
     return (2 * std::size_t(blocks) * slot_bytes + std::size_t(blocks) * sizeof(unsigned) + line_bytes - 1) /
            line_bytes * line_bytes;
@@ -83,6 +98,7 @@ class workspace_owner {
 ///                        tilewise::max_cooperative_grid's result), >= 1
 /// @param max_value_bytes the largest sizeof(T) passed to a grid primitive, 1 .. 2^20
 /// @param stream          the counters are zeroed with cudaMemsetAsync on this stream
+/// @return the owner of the new workspace
 /// @throw std::invalid_argument naming the bad argument; std::runtime_error when cudaMalloc or
 ///        cudaMemsetAsync fails (the CUDA error in the message)
 /// @note The block size does not enter: the per-block stage of the primitives uses the caller's
@@ -121,6 +137,11 @@ inline workspace_owner make_workspace(int blocks, std::size_t max_value_bytes, c
 }
 
 /// @brief make_workspace for values of type T (and smaller).
+/// @tparam T      the largest value type passed to a grid primitive
+/// @param blocks  the grid size of the launch, >= 1
+/// @param stream  the counters are zeroed with cudaMemsetAsync on this stream
+/// @return the owner of the new workspace
+/// @throw as make_workspace(int, std::size_t, cudaStream_t)
 template <class T>
 workspace_owner make_workspace(int blocks, cudaStream_t stream = 0) {
   return make_workspace(blocks, sizeof(T), stream);

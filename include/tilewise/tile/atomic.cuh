@@ -3,14 +3,9 @@
 ///        combined into one atomic per distinct address, and every lane still gets the value it
 ///        would have seen from its own atomicAdd, in rank order.
 ///
-/// When aggregation pays (bench/tile_ops_bench, H200, 2^24 int32 adds to global memory, old value
-/// used): one shuffle and one vote first check whether the group adds to a single address (a
-/// counter, a queue tail); then a tile scan and one atomic replace W contended ones — 29x faster
-/// than plain atomicAdd with the whole grid on one address, 4x with one address per warp.
-/// Otherwise one match_any groups the lanes by address: about even with plain atomicAdd at a few
-/// addresses per warp, and 3x slower when all 32 addresses differ (match_any then costs ~34
-/// shuffles). Use plain atomicAdd where addresses are known to be distinct; the rank-order return
-/// values are what the match buys there.
+/// A group adding to one address (a counter, a queue tail) takes a tile scan and one atomic;
+/// otherwise one match_any groups the lanes by address. Where addresses are known to be distinct,
+/// plain atomicAdd is cheaper (`docs/tuning.md#tile-scope`).
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -84,7 +79,10 @@ namespace tilewise::tile {
 /// @brief Function object type of tilewise::tile::atomic_add.
 struct atomic_add_fn {
   /// @brief Adds `v` to `*addr` (global or shared memory) with one atomic per distinct address.
-  /// @tparam T int32, uint32, int64, uint64, float or double
+  /// @tparam T int32, uint32, int64, uint64, float or double (other types: a compile-time error)
+  /// @param g    the group: `cg::thread_block_tile<W>` or `cg::coalesced_group`; every lane calls
+  /// @param addr this lane's target; lanes may pass the same or different addresses
+  /// @param v    the value this lane adds
   /// @return the value of `*addr` this lane would have seen from its own `atomicAdd(addr, v)` if the
   ///         lanes sharing `addr` had added in rank order (floating point: up to rounding)
   /// @note Collective; lanes may pass different addresses. Relaxed ordering, like atomicAdd.
@@ -101,7 +99,7 @@ struct atomic_add_fn {
   }
 };
 
-/// `T atomic_add(Group const&, T* addr, T v)` — see atomic_add_fn.
+/// @brief `T atomic_add(Group const&, T* addr, T v)`: warp-aggregated atomicAdd (see atomic_add_fn).
 TILEWISE_GLOBAL_CONSTANT atomic_add_fn atomic_add{};
 
 }  // namespace tilewise::tile

@@ -16,6 +16,10 @@ namespace tilewise::tile {
 struct compact_fn {
   /// @brief Writes the values of the lanes with `keep` to `out[0, count)` in rank order.
   /// @tparam OutIt an output iterator advanced with cuda::std::next (random access is O(1))
+  /// @param g    the group: `cg::thread_block_tile<W>` or `cg::coalesced_group`; every lane calls
+  /// @param keep whether this lane's value is kept
+  /// @param v    this lane's value
+  /// @param out  the output, the same on every lane
   /// @return count, the number of kept values, on every lane
   /// @note Collective; each kept lane writes its own value, nothing else synchronises.
   template <class Group, class T, class OutIt>
@@ -40,6 +44,11 @@ struct compact_append_fn {
   /// @brief Appends the kept values to a buffer shared by many tiles: one atomicAdd on `cursor`
   ///        per tile reserves `count` slots at `base`, kept lanes write `out[base + rank]`.
   /// @tparam Offset int32, uint32, int64 or uint64 (the cursor's type)
+  /// @param g      the group: `cg::thread_block_tile<W>` or `cg::coalesced_group`; every lane calls
+  /// @param keep   whether this lane's value is kept
+  /// @param v      this lane's value
+  /// @param out    the shared output buffer, the same on every lane
+  /// @param cursor the buffer's fill count (global or shared memory), advanced by the count
   /// @return base on every lane. When no lane keeps, the cursor is not touched and base is 0.
   /// @note Collective. Values of one tile are contiguous and in rank order; the order between
   ///       tiles is whatever order their atomics run in.
@@ -68,9 +77,10 @@ struct compact_append_fn {
   }
 };
 
-/// `unsigned compact(Group const&, bool keep, T v, OutIt out)` — see compact_fn.
+/// @brief `unsigned compact(Group const&, bool keep, T v, OutIt out)`: stable compaction (see compact_fn).
 TILEWISE_GLOBAL_CONSTANT compact_fn compact{};
-/// `Offset compact_append(Group const&, bool keep, T v, OutIt out, Offset* cursor)` — see compact_append_fn.
+/// @brief `Offset compact_append(Group const&, bool keep, T v, OutIt out, Offset* cursor)`: compaction
+///        into a buffer shared by many tiles (see compact_append_fn).
 TILEWISE_GLOBAL_CONSTANT compact_append_fn compact_append{};
 
 }  // namespace tilewise::tile

@@ -31,6 +31,10 @@ struct reduce_by_key_fn {
   /// @tparam Key 4- or 8-byte trivially copyable key, compared bitwise
   /// @tparam T   any trivially copyable value
   /// @tparam Op  associative, commutative functor (lanes are combined in rank order)
+  /// @param g   the group: `cg::thread_block_tile<W>` or `cg::coalesced_group`; every lane calls
+  /// @param key this lane's key
+  /// @param v   this lane's value
+  /// @param op  the reduction functor
   /// @return group_result: `.value` and `.count` on every lane of the key, `.leader` on its lowest rank
   /// @note Collective; no memory is touched.
   template <class Group, class Key, class T, class Op>
@@ -48,7 +52,8 @@ struct reduce_by_key_fn {
   }
 };
 
-/// `group_result<T> reduce_by_key(Group const&, Key k, T v, Op op)` — see reduce_by_key_fn.
+/// @brief `group_result<T> reduce_by_key(Group const&, Key k, T v, Op op)`: per-key reduction inside
+///        a group (see reduce_by_key_fn).
 TILEWISE_GLOBAL_CONSTANT reduce_by_key_fn reduce_by_key{};
 
 }  // namespace tilewise::tile

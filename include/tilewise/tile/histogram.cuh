@@ -2,21 +2,12 @@
 /// @brief tile::histogram: adds a weight to one bin per lane, combining equal bins within the
 ///        tile first where that pays.
 ///
-/// Policy, from bench/tile_ops_bench on an H200 (2^26 samples; "plain" = one atomicAdd per lane):
-/// - bins in shared memory: plain atomics. The hardware merges equal addresses of a warp
-///   (ATOMS.POPC.INC for increments) and stays at ~2.3 TB/s even with every sample in one bin;
-///   grouping with match_any was 1.2–8x slower, and a one-bin probe cost 13% on spread-out data
-///   to win 2x only when a whole tile hits one bin with run-time weights.
-/// - bins in global memory: if every lane of the group hits one bin (one shuffle, one vote), a
-///   tile reduction and one atomic (6–31x faster than plain); otherwise lanes are grouped by bin
-///   (match_any, one atomic per distinct bin): even with plain on uniform data (the L2 atomic rate
-///   hides the match), 3.3x faster on Zipf (s = 1.1), up to 3.2x as more lanes share a bin.
-///   Unit weights need no shuffles (a group adds its popcount); weights are reduced by pointer
-///   jumping.
-/// All lanes of a warp must pass bins in the same memory space (one histogram per tile or block,
-/// as usual); debug builds check it.
-/// The bin index is the caller's contract: it must lie inside the histogram. Debug builds (no
-/// NDEBUG) trap on negative indices, and the `cuda::std::span` overload also on indices >= size.
+/// Bins in shared memory: plain atomics (the hardware merges a warp's equal addresses). Bins in
+/// global memory: a tile reduction and one atomic when the whole group hits one bin, otherwise
+/// one atomic per distinct bin (match_any). Measurements: `docs/tuning.md#tile-histogram`.
+/// All lanes of a warp pass bins in the same memory space, and the bin index must lie inside the
+/// histogram (the caller's contract). Debug builds (no NDEBUG) check the memory space and trap on
+/// negative indices; the `cuda::std::span` overloads also on indices >= size.
 #pragma once
 
 #include <cassert>
@@ -79,6 +70,9 @@ struct histogram_fn {
   /// @brief Adds 1 to `bins[bin]` for every lane (bins in shared or global memory).
   /// @tparam Counter int32, uint32, int64, uint64, float or double
   /// @tparam Index   an integer type; `bin` must be a valid index into `bins` (caller's contract)
+  /// @param g    the group: `cg::thread_block_tile<W>` or `cg::coalesced_group`; every lane calls
+  /// @param bins the histogram, in shared or global memory (the same space on every lane of a warp)
+  /// @param bin  this lane's bin
   /// @note Collective; relaxed atomics, nothing synchronises — read the bins after a barrier.
   template <class Group, class Counter, class Index>
   TILEWISE_DEVICE void operator()(Group const& g, Counter* bins, Index bin) const {
@@ -86,17 +80,32 @@ struct histogram_fn {
   }
 
   /// @brief Adds `w` to `bins[bin]` for every lane.
+  /// @param g    the group; every lane calls
+  /// @param bins the histogram, in shared or global memory
+  /// @param bin  this lane's bin
+  /// @param w    this lane's weight
+  /// @note Collective; relaxed atomics, nothing synchronises.
   template <class Group, class Counter, class Index>
   TILEWISE_DEVICE void operator()(Group const& g, Counter* bins, Index bin, cuda::std::type_identity_t<Counter> w) const {
     add<false>(g, bins, bin, w);
   }
 
-  /// @brief As above, on a span: debug builds also trap on `bin >= bins.size()`.
+  /// @brief Adds 1 to `bins[bin]` for every lane; debug builds also trap on `bin >= bins.size()`.
+  /// @param g    the group; every lane calls
+  /// @param bins the histogram, in shared or global memory
+  /// @param bin  this lane's bin, in [0, bins.size())
+  /// @note Collective; relaxed atomics, nothing synchronises.
   template <class Group, class Counter, class Index>
   TILEWISE_DEVICE void operator()(Group const& g, cuda::std::span<Counter> bins, Index bin) const {
     assert(cuda::std::size_t(bin) < bins.size() && "tilewise::tile::histogram: bin index out of range");
     add<true>(g, bins.data(), bin, Counter(1));
   }
+  /// @brief Adds `w` to `bins[bin]` for every lane; debug builds also trap on `bin >= bins.size()`.
+  /// @param g    the group; every lane calls
+  /// @param bins the histogram, in shared or global memory
+  /// @param bin  this lane's bin, in [0, bins.size())
+  /// @param w    this lane's weight
+  /// @note Collective; relaxed atomics, nothing synchronises.
   template <class Group, class Counter, class Index>
   TILEWISE_DEVICE void operator()(Group const& g, cuda::std::span<Counter> bins, Index bin,
                                   cuda::std::type_identity_t<Counter> w) const {
@@ -123,7 +132,8 @@ struct histogram_fn {
   }
 };
 
-/// `void histogram(Group const&, Counter* bins, Index bin, Counter w = 1)` — see histogram_fn.
+/// @brief `void histogram(Group const&, Counter* bins, Index bin [, Counter w])`: adds a weight to one
+///        bin per lane (see histogram_fn).
 TILEWISE_GLOBAL_CONSTANT histogram_fn histogram{};
 
 }  // namespace tilewise::tile

@@ -2,14 +2,11 @@
 /// @brief tile::reduce: the reduction of one value per lane, broadcast to every lane, for
 ///        `cg::thread_block_tile<W>` (W in 1..32) and `cg::coalesced_group`.
 ///
-/// Paths, chosen at compile time:
-/// - integers of at most 32 bits with plus / min / max / and / or / xor (libcu++'s
-///   `cuda::std::plus`, `cuda::minimum`, `cuda::maximum`, `cuda::std::bit_*` or CG's functors):
-///   one `redux.sync` on sm_80+ for tiles of `tile_tuning_sm80.redux_min_width` lanes or more and for
-///   coalesced groups;
-/// - anything else on a tile: a butterfly of log2(W) `shfl_xor`; operands are combined in lane
-///   order, so every lane holds bitwise the same result even for ops that are not commutative;
-/// - a coalesced group that is not the full warp: an inclusive scan, then the last rank's value.
+/// Integers of at most 32 bits with plus / min / max / and / or / xor (libcu++'s or CG's functors)
+/// take one `redux.sync` (sm_80+: tiles of detail::tile_tuned.redux_min_width lanes or more, and
+/// coalesced groups). Anything else on a tile: a butterfly of log2(W) `shfl_xor` combining in lane
+/// order, so every lane holds bitwise the same result, even for ops that do not commute. A
+/// coalesced group that is not the full warp: an inclusive scan, then the last rank's value.
 #pragma once
 
 #include <tilewise/detail/config.cuh>
@@ -25,6 +22,9 @@ struct reduce_fn {
   /// @tparam T     any trivially copyable type
   /// @tparam Op    associative binary functor (the contract asks for a commutative one; lanes are
   ///               combined in order on tiles, so a non-commutative op gives the in-order result)
+  /// @param g  the group; every lane calls
+  /// @param v  this lane's value
+  /// @param op the reduction functor
   /// @return the reduction, on every lane (bitwise identical across lanes)
   /// @note Collective: every lane of the group calls it; no memory is touched, nothing else syncs.
   template <class Group, class T, class Op>
@@ -37,7 +37,10 @@ struct reduce_fn {
     }
   }
 
-  /// @brief Reduction over the lanes of rank < `valid` only (a partial tile).
+  /// @brief Reduction over the lanes of rank < `valid` only (a partial tile); tiles only, not
+  ///        coalesced groups.
+  /// @param v     this lane's value (ignored on lanes >= valid)
+  /// @param op    the reduction functor
   /// @param valid number of contributing lanes, 1 <= valid; values >= W mean the whole tile.
   ///        With valid == 0 the result is unspecified.
   /// @return the reduction, on every lane (also on lanes >= valid)
@@ -54,7 +57,7 @@ struct reduce_fn {
   }
 };
 
-/// `T reduce(Group const&, T v, Op op [, unsigned valid])` — see reduce_fn.
+/// @brief `T reduce(Group const&, T v, Op op [, unsigned valid])`: the reduction, on every lane (see reduce_fn).
 TILEWISE_GLOBAL_CONSTANT reduce_fn reduce{};
 
 }  // namespace tilewise::tile

@@ -22,6 +22,9 @@ struct inclusive_scan_fn {
   /// @tparam Group `cg::thread_block_tile<W>` (W a power of two <= 32) or `cg::coalesced_group`
   /// @tparam T     any trivially copyable type
   /// @tparam Op    associative binary functor, need not be commutative
+  /// @param g  the group; every lane calls
+  /// @param v  this lane's value
+  /// @param op the combining functor
   /// @return on lane r: `v_0 op v_1 op ... op v_r`
   /// @note Collective: every lane of the group calls it. No memory is touched; the group is
   ///       implicitly synchronised by the shuffles.
@@ -39,6 +42,10 @@ struct inclusive_scan_fn {
 /// @brief Function object type of tilewise::tile::exclusive_scan.
 struct exclusive_scan_fn {
   /// @brief Exclusive prefix combination seeded with `init`.
+  /// @param g    the group: `cg::thread_block_tile<W>` or `cg::coalesced_group`; every lane calls
+  /// @param v    this lane's value
+  /// @param op   associative binary functor, need not be commutative
+  /// @param init the seed, combined on the left of every prefix
   /// @return on lane 0 `init`; on lane r > 0: `init op v_0 op ... op v_{r-1}`
   /// @note Collective; every lane gets its own prefix. Op need not be commutative.
   template <class Group, class T, class Op>
@@ -52,6 +59,12 @@ struct exclusive_scan_fn {
   }
 
   /// @brief As above, and `aggregate` receives the reduction of the whole group (without `init`).
+  /// @param g         the group; every lane calls
+  /// @param v         this lane's value
+  /// @param op        associative binary functor, need not be commutative
+  /// @param init      the seed, combined on the left of every prefix
+  /// @param aggregate receives `v_0 op ... op v_last`
+  /// @return this lane's exclusive prefix, as above
   /// @note `aggregate` is written on every lane.
   template <class Group, class T, class Op>
   TILEWISE_DEVICE T operator()(Group const& g, T v, Op op, cuda::std::type_identity_t<T> init,
@@ -69,9 +82,10 @@ struct exclusive_scan_fn {
   }
 };
 
-/// `T inclusive_scan(Tile const&, T v, Op op)` — see inclusive_scan_fn.
+/// @brief `T inclusive_scan(Group const&, T v, Op op)`: inclusive prefix per lane (see inclusive_scan_fn).
 TILEWISE_GLOBAL_CONSTANT inclusive_scan_fn inclusive_scan{};
-/// `T exclusive_scan(Tile const&, T v, Op op, T init [, T& aggregate])` — see exclusive_scan_fn.
+/// @brief `T exclusive_scan(Group const&, T v, Op op, T init [, T& aggregate])`: exclusive prefix per
+///        lane (see exclusive_scan_fn).
 TILEWISE_GLOBAL_CONSTANT exclusive_scan_fn exclusive_scan{};
 
 }  // namespace tilewise::tile

@@ -1,25 +1,12 @@
 /// @file
 /// @brief Internals of the block scope (block::reduce, block::inclusive_scan,
-///        block::exclusive_scan): the compile-time rules, the tuning that picks one or two
-///        barriers per shape, the caller-owned shared memory that carries the tile totals, and
-///        the register folds and lane views the combine steps use.
+///        block::exclusive_scan): the caller-owned shared memory that carries the tile totals
+///        (one barrier, two barriers, raking), the one-barrier exchange, the slot loads and stores.
 ///
-/// Reuse without a barrier between calls, for both plans:
-/// - two barriers: a call's tile totals are read (by warp 0) before its second barrier and the
-///   next call writes them after it; warp 0 writes the results after the first barrier of a call,
-///   when every thread has read the previous call's results (before reaching that barrier);
-///   Raking does the same in place (one slot per thread, block_storage<..., Raking>): a thread
-///   writes its slot before the first barrier and reads it after the second, warp 0 rewrites
-///   every slot between the two;
-/// - one barrier (exchange): the totals go to one of two buffers, chosen by a phase bit that
-///   every thread keeps in its own byte of the storage (no other thread touches that byte). A
-///   call reads its phase `p`, the tile leaders write buffer `p`, every thread meets the others at
-///   one `__syncthreads_count(p)`, reads buffer `p` and stores `p ^ 1` for its next call. The next
-///   call writes the other buffer; the call after that writes buffer `p` again only after passing
-///   the next call's barrier, which no thread reaches before it has finished reading `p`.
-///   Shared memory starts with arbitrary contents, so the phases of a fresh storage may disagree:
-///   the barrier's count says so (neither 0 nor BlockSize), and that call alone moves every total
-///   to buffer 0 behind a second barrier; from then on all threads agree.
+/// Consecutive calls reuse the storage without a barrier: with two barriers (and raking, in
+/// place) a call's totals and results are read before the barrier after which the next call
+/// writes them; with one barrier the totals alternate between two buffers by a per-thread phase
+/// bit, repaired on a fresh storage whose phases disagree. The argument: `docs/design/block_exchange.md`.
 #pragma once
 
 #include <tilewise/detail/block/rules.cuh>
@@ -37,11 +24,9 @@ template <class T>
 inline constexpr unsigned storage_align = alignof(T) > 16 ? unsigned(alignof(T)) : 16u;
 
 /// Where the k-th value of a buffer of slots sits: at k (`Row == 0`), or with one unused element
-/// after every `Row` values (raking). With Row = one 128-byte row of T, the stores and loads of
-/// one warp (32 consecutive values) and the raking loads (lane i reads value i * K + j at step j)
-/// touch every bank once per 128 bytes: 4-byte T with K = 1..32, 8-byte T with K = 1..16
-/// (CUB pads each raking segment instead, which leaves the warps' own accesses 2-way conflicted
-/// on some banks).
+/// after every `Row` values (raking). With Row = one 128-byte row of T, a warp's 32 consecutive
+/// values and the raking lanes' strided runs (lane i reads value i * K + j at step j) both touch
+/// every bank once per 128 bytes (`docs/design/block_exchange.md`).
 template <unsigned Row>
 struct slot_layout {
   static constexpr bool contiguous = Row == 0;

@@ -2,28 +2,12 @@
 /// @brief The exact sum of float block partials by integer atomics: grid::reduce of float plus on
 ///        grids of up to exact_max_blocks blocks.
 ///
-/// A finite float is an integer multiple of 2^-149 below 2^277, so it is an integer of at most 277
-/// bits in units of 2^-149 (fixed point); a negative one is taken modulo 2^280 (two's complement).
-/// Cut into 7 digits of 40 bits, its 24-bit significand lands in at most two of them (the digits
-/// below are 0, those above of a negative value all ones). Every block adds its partial's 7 digits
-/// to 7 words of the call's arrival line and its counts of negative values, infinities, NaNs and
-/// negative zeros to an eighth: one 64-bit atomic per word, all from one warp instruction, the 8
-/// words in the line's first 64 bytes (two 32-byte sectors: a ninth word, in a third sector,
-/// measured 1.31x -> 1.70x a bare grid.sync() at 256 x 1056 in a prototype on the H200; the
-/// atomics per sector are what costs). Each word also counts the blocks in
-/// (bits 52..63), so a word that holds every block's count holds every block's digit. Integer
-/// addition is exact and commutes, so the words hold the same bits whatever the order of the
-/// arrivals, and every block rounds them the same way.
-///
-/// Rounding: the top word less 2^40 for each negative partial (the 2^280 of its two's complement)
-/// and the other words, scaled to doubles (exactly: each is below 2^52 in magnitude), are added
-/// from the top digit down. Each running sum is exact while it fits in 53 bits, and once it does
-/// not, the digits left are below 2^-40 of it, so the double is within 2^-50 of the exact sum,
-/// relatively (6 roundings of 2^-53 at most; exact when the sum is 0); the float is that double
-/// rounded. The result is the float nearest the exact sum of the partials, unless that sum lies
-/// within 2^-50 (relatively) of a point halfway between two floats. Infinities, NaNs and zeros
-/// give what IEEE addition gives: NaN if any partial is NaN or both infinities appear, -0 if every
-/// partial is -0, else +0 for a zero sum.
+/// Each block adds its partial as 7 fixed-point digits of 40 bits (units of 2^-149, negatives
+/// modulo 2^280) and a word of counts (negatives, infinities, NaNs, -0) to 8 words of the call's
+/// arrival line, every word also counting the block in (bits 52..63). Integer addition is exact
+/// and commutes, so every block rounds the same words to the same float: the one nearest the
+/// exact sum, unless that sum lies within 2^-50 (relatively) of a tie; special values as IEEE
+/// addition gives them. Representation, rounding bound, ordering: `docs/design/exact_float_sum.md`.
 #pragma once
 
 #include <cuda/std/type_traits>

@@ -2,44 +2,11 @@
 /// @brief Internals of the grid scope: the per-block partials in the workspace, their epochs,
 ///        and the in-order fold of the partials every block reads after the grid barrier.
 ///
-/// Every grid primitive makes one call of this shape (B = BlockSize, n = blocks of the grid):
-///   1. every thread reads its block's epoch e = ws.epochs[block] (one word, shared by the block);
-///   2. the block computes its partial (a block-scope reduce or scan, with its own barriers);
-///   3. thread 0 writes the partial to bank (e & 1), slot `block`, and ws.epochs[block] = e + 1
-///      (block 0 also advances the epochs of the slots no block of this launch owns, and zeroes
-///      arrival word (e + 1) & 3, see below; grid::reduce writes ws.epochs[block] after step 4);
-///   4. grid.sync() — the one grid-wide barrier;
-///   5. every block reads the n partials of bank (e & 1) and folds them in one fixed order (block
-///      order; grid::reduce of ops tilewise knows to commute takes them strided, coalesced).
-/// Why a slot is never overwritten while it is read: call k of a block writes bank k & 1 before
-/// barrier k; the slots of bank k & 1 are read only between barrier k and the reader's arrival at
-/// barrier k + 1; the next write to bank k & 1 (call k + 2) comes after barrier k + 1, which no
-/// block passes before every block has arrived there, i.e. finished reading. grid.sync() is the
-/// fence (release before, acquire after, through thread 0 of each block and the block barriers
-/// around it), so the reads after barrier k see every write made before it.
-/// The arrival ring (grid::reduce without grid.sync(): counted sums add to word e & 3 and spin on
-/// it until every block has arrived; on large grids the last block to count itself in on word
-/// e & 3 folds the partials and publishes the result in result word e & 1, tagged with e + 1, on
-/// which the other blocks spin): call e's block 0 zeroes word (e + 1) & 3
-/// before its own arrival at call e's barrier, so the zero is ordered before every arrival of call
-/// e + 1 (which comes after that barrier). Word (e + 1) & 3 was last used by call e - 3, whose
-/// readers all finished before arriving at barrier e - 2, which block 0 has passed. Float sums
-/// (detail/exact_sum.cuh) use the 8 words of the arrival line, and on large grids the 8 words of
-/// copy line 6 + (e & 3) as well, which block 0 zeroes with the arrival words: thread 0 of block 0
-/// zeroes them all before a block barrier, after which each lane of warp 0 fences (release) before
-/// its relaxed add (a release pattern, which the barrier makes cover thread 0's stores), and every
-/// block acquires its words (or their copies) before a block barrier that precedes its adds to any
-/// word of the next call, so the same argument holds. An atomic reads the value of the one before
-/// it on the same word, so the add that completes a word follows every block's add to it in PTX's
-/// observation order: after it, an acquire fence synchronizes with every block's release, and a
-/// relaxed store of the complete word releases it to the blocks spinning on its copy (a copy is
-/// complete or zero: its count of blocks tells which).
-/// A result word is rewritten (call e + 2, tag e + 3) only after every block has arrived at call
-/// e + 1, i.e. has finished spinning on it for call e.
-/// Why the epoch is safe to update: every thread of the block reads it in step 1, before the
-/// block barrier of step 2, and thread 0 writes it after that barrier; the next call reads it after
-/// the block barrier that ends this call. All blocks start a launch with equal epochs (make_workspace zeroes them, and every
-/// call advances all `ws.blocks` of them by one), so all agree on the bank.
+/// One call: every thread reads its block's epoch e; the block computes its partial; thread 0
+/// writes it to bank e & 1 (block 0 prepares the next call's lines); the grid-wide barrier
+/// (grid.sync() or the arrival words); thread 0 moves the epoch on; every block folds the bank in
+/// one fixed order. A slot, an arrival word or a result word is rewritten only after its last
+/// reader has passed a later barrier (`docs/design/grid_partials.md`).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -89,7 +56,7 @@ __device__ __noinline__ inline void grid_workspace_error(unsigned blocks, unsign
 /// other words of an exact float sum (detail::exact_words, checked there).
 inline constexpr unsigned arrival_words = 8;  // all used by exact float sums; an even count for 16-byte stores
 
-/// One call's view of the workspace (steps 1, 3 and 5 above).
+/// One call's view of the workspace (`docs/design/grid_partials.md#one-call`).
 template <class T, unsigned BlockSize>
 struct grid_call {
   workspace_handle ws;
@@ -166,7 +133,7 @@ struct grid_call {
     return {line(4 + (epoch & 1u)), static_cast<unsigned long long>(epoch + 1u) << 32};
   }
 
-  /// Step 3 but the epoch: the partial to the bank, then prepare_next(). Every thread calls it,
+  /// The partial to the bank, then prepare_next(). Every thread calls it,
   /// after a block barrier that follows every thread's construction of this object.
   TILEWISE_DEVICE void publish(T const& partial) const {
     if (rank == 0) {
@@ -198,10 +165,8 @@ struct grid_call {
 
   /// Thread 0 moves the block's epoch on. Call it after a block barrier that follows every
   /// thread's construction of this object and before a block barrier that precedes the return.
-  /// grid::reduce calls it after its grid-wide wait, which measured faster than before it (a
-  /// prototype in grid_bench's setting: 1.19x -> 1.04x grid.sync at 132 blocks): the release of
-  /// the arrival no longer has this store to wait for, and the store may leave the epoch in L1
-  /// for the next call's read (not verified separately).
+  /// The grid primitives call it after the grid-wide wait, so that the release of the arrival has
+  /// no store of its own to wait for (`docs/tuning.md#grid-reduce`).
   TILEWISE_DEVICE void commit() const {
     if (rank == 0) {
       ws.epochs[block] = epoch + 1;

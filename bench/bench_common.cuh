@@ -106,7 +106,7 @@ inline double median(std::vector<float> v) {
 /// back to back once it is released, as nvbench times device code: the events then measure the
 /// GPU's time (kernels and the gaps between them), not the host's latency in launching the first.
 /// The kernel gives up after 1 s (a launch that waits for the host while held; reported).
-__global__ void hold_kernel(int const volatile* release, int* gave_up) {
+static __global__ void hold_kernel(int const volatile* release, int* gave_up) {
   unsigned long long t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   while (*release == 0) {

@@ -32,22 +32,28 @@
 
 using namespace tilewise_bench;
 
-/// The library's scan policy for the benchmark's operator (plus).
-template <class T>
-using scan_policy = tilewise::detail::scan_policy<T, cuda::std::plus<>>;
+/// The library's scan tuning (what the public calls use).
+using default_scan = tilewise::detail::device_scan_tuned;
 
-// Tile shapes to compare (the defaults are detail::scan_policy / reduce_tuned); at namespace
+// Tile shapes to compare (the defaults are detail::device_scan_tuned / reduce_tuned); at namespace
 // scope, not anonymous, so the kernels they parametrize keep external linkage.
+/// A scan tuning of B threads x I items for every T, M blocks per multiprocessor for ptxas to fit
+/// (a register cap; 0: none) and the look-back's sleeps in ns (0: none), on every grid.
+template <unsigned B, unsigned I, unsigned M = 0, unsigned FirstNs = 0, unsigned PollNs = 0>
+struct scan_shape_knobs {
+  static constexpr tilewise::detail::device_scan_tuning value{
+    .block               = B,
+    .tile_bytes          = 0,
+    .wide_items          = I,
+    .items               = I,
+    .min_blocks          = M,
+    .min_blocks_flagged8 = M,
+    .min_blocks_wide     = M,
+    .look_back = {.first_delay_ns = FirstNs, .poll_delay_ns = PollNs, .delay_min_tiles = 0, .long_delay_ns = 0,
+                  .long_delay_min_tiles = 0}};
+};
 template <unsigned B, unsigned I>
-struct scan_shape : tilewise::detail::scan_knobs {
-  static constexpr unsigned block = B, items = I;
-};
-/// A scan shape with detail::scan_knobs set: M blocks per multiprocessor for ptxas to fit (a
-/// register cap; 0: none), and the look-back's sleeps in ns (0: none).
-template <unsigned B, unsigned I, unsigned M, unsigned FirstNs = 0, unsigned PollNs = 0>
-struct scan_shape_knobs : scan_shape<B, I> {
-  static constexpr unsigned min_blocks = M, first_delay_ns = FirstNs, poll_delay_ns = PollNs;
-};
+using scan_shape = scan_shape_knobs<B, I>;
 /// A reduce tuning (detail::reduce_tuned or a shape below) with its values spelled out for shape_name.
 template <class Tuning>
 struct reduce_variant : Tuning {
@@ -130,7 +136,7 @@ struct buffers {
 };
 
 /// Our call with a given policy (the public calls use the default policy): reduce policies have
-/// `unroll`, scan policies `items`.
+/// `unroll`; scan tunings are detail::device_scan_tuning tables (`value`).
 template <class Policy, class T>
 cudaError_t ours(prim a, void* temp, std::size_t& bytes, T const* in, T* out, long long n) {
   auto const plus = cuda::std::plus<>{};
@@ -210,7 +216,7 @@ row measure(context& c, prim a, long long n) {
   if (a == prim::reduce) {
     TW_BENCH_CUDA(ours<default_reduce>(a, nullptr, ob, buf.input(), buf.output(), n));
   } else {
-    TW_BENCH_CUDA(ours<scan_policy<T>>(a, nullptr, ob, buf.input(), buf.output(), n));
+    TW_BENCH_CUDA(ours<default_scan>(a, nullptr, ob, buf.input(), buf.output(), n));
   }
   TW_BENCH_CUDA(cub_call(a, nullptr, cb, buf.input(), buf.output(), n));
   void* temp = c.temp_for(std::max(ob, cb));
@@ -220,7 +226,7 @@ row measure(context& c, prim a, long long n) {
       if (a == prim::reduce) {
         TW_BENCH_CUDA(ours<default_reduce>(a, temp, b, buf.input(), buf.output(), n));
       } else {
-        TW_BENCH_CUDA(ours<scan_policy<T>>(a, temp, b, buf.input(), buf.output(), n));
+        TW_BENCH_CUDA(ours<default_scan>(a, temp, b, buf.input(), buf.output(), n));
       }
     } else if (k == 1) {
       std::size_t b = cb;
@@ -251,7 +257,7 @@ void print_row(context const& c, row const& r) {
   std::fflush(stdout);
 }
 
-template <class P>
+template <class P, class T>
 std::string shape_name() {
   if constexpr (requires { P::unroll; }) {
     std::string const s = std::to_string(P::block) + " threads x " + std::to_string(P::unroll) + " vectors, ";
@@ -261,13 +267,15 @@ std::string shape_name() {
     return s + "1 block per " + std::to_string(P::chunk_bytes >> 10) + " KB (" + std::to_string(P::min_waves) +
            " to " + std::to_string(P::max_waves) + " waves)";
   } else {
-    std::string s = std::to_string(P::block) + " threads x " + std::to_string(P::items) + " items";
-    if (P::min_blocks) s += ", " + std::to_string(P::min_blocks) + " blocks per SM";
-    if (P::first_delay_ns || P::poll_delay_ns) {
-      s += ", look-back sleeps " + std::to_string(P::first_delay_ns) + "/" + std::to_string(P::poll_delay_ns) + " ns";
-      if (P::delay_min_tiles) s += " from " + std::to_string(P::delay_min_tiles) + " tiles";
-      if (P::long_delay_ns) {
-        s += ", first " + std::to_string(P::long_delay_ns) + " ns from " + std::to_string(P::long_delay_min_tiles) +
+    using params  = tilewise::detail::scan_params<P, T, cuda::std::plus<>>;
+    auto const lb = P::value.look_back;
+    std::string s = std::to_string(params::block) + " threads x " + std::to_string(params::items) + " items";
+    if (params::min_blocks) s += ", " + std::to_string(params::min_blocks) + " blocks per SM";
+    if (lb.first_delay_ns || lb.poll_delay_ns) {
+      s += ", look-back sleeps " + std::to_string(lb.first_delay_ns) + "/" + std::to_string(lb.poll_delay_ns) + " ns";
+      if (lb.delay_min_tiles) s += " from " + std::to_string(lb.delay_min_tiles) + " tiles";
+      if (lb.long_delay_ns) {
+        s += ", first " + std::to_string(lb.long_delay_ns) + " ns from " + std::to_string(lb.long_delay_min_tiles) +
              " tiles";
       }
     }
@@ -282,7 +290,7 @@ void tune(context& c, prim a, long long n) {
   buffers<T> buf(n, c.l2_bytes);
   using fn = cudaError_t (*)(prim, void*, std::size_t&, T const*, T*, long long);
   std::vector<fn> const fns{&ours<Shapes, T>...};
-  std::vector<std::string> const names{shape_name<Shapes>()...};
+  std::vector<std::string> const names{shape_name<Shapes, T>()...};
   std::size_t bytes = 0;
   for (fn f : fns) {
     std::size_t b = 0;
@@ -386,26 +394,26 @@ void reduce_and_scans(context& c, cudaDeviceProp const& prop) {
     // the defaults (32 KB tiles held in shared memory, 6 blocks per SM, sleeps from 1024 tiles)
     // against 5 blocks per SM, 128-thread blocks, and CUB's sm_90 tuning for 4-byte plus:
     // 128 x 24, look-back sleeps 1245 ns first, 648 between polls
-    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape_knobs<256, 32, 5, 1245, 648>,
+    tune<std::int32_t, default_scan, scan_shape_knobs<256, 32, 5, 1245, 648>,
          scan_shape_knobs<128, 64, 12, 1245, 648>, scan_shape_knobs<128, 24, 0, 1245, 648>>(c, prim::inclusive_scan,
                                                                                             n);
-    tune<double, scan_policy<double>, scan_shape_knobs<256, 16, 5, 1245, 648>,
+    tune<double, default_scan, scan_shape_knobs<256, 16, 5, 1245, 648>,
          scan_shape_knobs<128, 32, 12, 1245, 648>, scan_shape<256, 16>>(c, prim::inclusive_scan, n);
   }
-  // where the sleeps start (scan_knobs::delay_min_tiles): 4-byte tiles of 8192 items, 2^22 = 512 tiles
+  // where the sleeps start (device_scan_tuning::look_back.delay_min_tiles): 4-byte tiles of 8192 items, 2^22 = 512 tiles
   for (int k : {22, 23}) {
-    tune<std::int32_t, scan_policy<std::int32_t>, scan_shape_knobs<256, 32, 6>,
+    tune<std::int32_t, default_scan, scan_shape_knobs<256, 32, 6>,
          scan_shape_knobs<256, 32, 6, 1245, 648>>(c, prim::inclusive_scan, 1ll << k);
   }
   // 1-byte values: 32 KB tiles (256 x 128) against 8 KB ones (256 x 32)
   for (int k : {24, 28}) {
-    tune<std::int8_t, scan_policy<std::int8_t>, scan_shape_knobs<256, 32, 6, 1245, 648>>(c, prim::inclusive_scan,
+    tune<std::int8_t, default_scan, scan_shape_knobs<256, 32, 6, 1245, 648>>(c, prim::inclusive_scan,
                                                                                          1ll << k);
   }
   // 8-byte at 2^28: CUB's sm_90 tuning: 224 x 24, sleeps 1290/632 ns (int64), 1215/576 (double)
-  tune<std::int64_t, scan_policy<std::int64_t>, scan_shape_knobs<256, 16, 5, 1245, 648>,
+  tune<std::int64_t, default_scan, scan_shape_knobs<256, 16, 5, 1245, 648>,
        scan_shape_knobs<224, 24, 0, 1290, 632>>(c, prim::inclusive_scan, 1ll << 28);
-  tune<double, scan_policy<double>, scan_shape_knobs<224, 24, 0, 1215, 576>>(c, prim::inclusive_scan, 1ll << 28);
+  tune<double, default_scan, scan_shape_knobs<224, 24, 0, 1215, 576>>(c, prim::inclusive_scan, 1ll << 28);
 
   if (c.opt.csv) {
     std::FILE* f = open_csv(name, c.opt.csv);

@@ -3,7 +3,7 @@
 // element; floating point exactly on integer-valued inputs and within a tolerance of a float64
 // reference on random ones; bitwise run-to-run determinism; Thrust iterators; an operator without
 // a known identity; a struct; more than 2^31 int8 elements reduced into int64; two streams at
-// once; temp storage at any address; bad arguments.
+// once; a captured graph launched on new input; temp storage at any address; bad arguments.
 #include <cub/device/device_reduce.cuh>
 
 #include <thrust/device_ptr.h>
@@ -240,6 +240,41 @@ TEST_CASE("device::reduce: two streams at once with separate temp storage") {
   CHECK(h[0] == cub_reduce(a.get(), n, cuda::std::plus<>{}, std::int64_t(0)));
   CHECK(h[1] == cub_reduce(b.get(), n, cuda::std::plus<>{}, std::int64_t(0)));
   for (auto& x : s) TW_CUDA_CHECK(cudaStreamDestroy(x));
+}
+
+TEST_CASE_TEMPLATE("device::reduce: captured in a graph, launched three times on new input", T, std::int32_t, double) {
+  // A graph repeats its kernel's arguments, the launch epoch included: a captured call clears its
+  // records first, so no launch can take the previous one's block values for its own.
+  long long const n = std::min(1ll << max_log2(), (1ll << 24) + 3);
+  device_buffer<T> in{std::size_t(n)};
+  device_buffer<T> out(1);
+  std::size_t bytes = 0;
+  REQUIRE(tilewise::device::reduce(nullptr, bytes, in.get(), out.get(), n, cuda::std::plus<>{}, T(1)) == cudaSuccess);
+  device_buffer<unsigned char> temp(bytes);
+  temp.poison();
+  TW_CUDA_CHECK(cudaDeviceSynchronize());
+  cudaStream_t s;
+  TW_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  TW_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  REQUIRE(tilewise::device::reduce(temp.get(), bytes, in.get(), out.get(), n, cuda::std::plus<>{}, T(1), s) ==
+          cudaSuccess);
+  TW_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec;
+  TW_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int launch = 0; launch < 3; ++launch) {
+    CAPTURE(launch);
+    fill(in.get(), n, 700 + launch, values::small);  // integer-valued: every order gives the same sum
+    out.poison();
+    TW_CUDA_CHECK(cudaDeviceSynchronize());
+    TW_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    TW_CUDA_CHECK(cudaStreamSynchronize(s));
+    TW_CHECK_LAUNCH();
+    CHECK(read_one(out.get()) == cub_reduce(in.get(), n, cuda::std::plus<>{}, T(1)));
+  }
+  TW_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  TW_CUDA_CHECK(cudaGraphDestroy(graph));
+  TW_CUDA_CHECK(cudaStreamDestroy(s));
 }
 
 TEST_CASE("device::reduce: num_items == 0 writes init; bad arguments give cudaErrorInvalidValue") {

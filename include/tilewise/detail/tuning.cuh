@@ -99,4 +99,189 @@ struct reduce_sm90 {
 using reduce_fallback = reduce_sm90;
 using reduce_tuned    = reduce_sm90;
 
+// ---- device scan ----------------------------------------------------------------------------------
+
+/// The sleeps of the decoupled look-back (detail::look_back_prefix; copy_if's tables use it too).
+struct look_back_tuning {
+  unsigned first_delay_ns;        ///< sleep before the first window (0: none)
+  unsigned poll_delay_ns;         ///< sleep between polls of an incomplete window (0: tile_status::back_off)
+  unsigned delay_min_tiles;       ///< grids of fewer tiles sleep neither (0: every grid sleeps)
+  unsigned long_delay_ns;         ///< grids of at least long_delay_min_tiles tiles sleep this long
+  unsigned long_delay_min_tiles;  ///< before the first window instead (long_delay_ns 0: no such tier)
+};
+
+/// device::inclusive_scan / exclusive_scan (detail::scan_kernel): one tile of block x items per
+/// block, held in shared memory from load to store.
+struct device_scan_tuning {
+  unsigned block;                ///< threads per block
+  unsigned tile_bytes;           ///< values of up to 8 bytes: items = tile_bytes / (block * sizeof(T))
+  unsigned wide_items;           ///< items per thread of larger values
+  unsigned items;                ///< non-zero: items per thread of every T (instead of the two above)
+  unsigned min_blocks;           ///< __launch_bounds__' blocks per SM (a register cap; 0: ptxas' choice)
+  unsigned min_blocks_flagged8;  ///< the same for 8-byte values under an op without a known identity
+  unsigned min_blocks_wide;      ///< the same for values larger than 8 bytes
+  look_back_tuning look_back;
+};
+
+struct device_scan_sm90 {
+  static constexpr device_scan_tuning value{
+    .block               = 256,
+    .tile_bytes          = 32768,
+    .wide_items          = 4,
+    .items               = 0,
+    .min_blocks          = 6,
+    .min_blocks_flagged8 = 5,
+    .min_blocks_wide     = 0,
+    .look_back           = {.first_delay_ns       = 1245,
+                            .poll_delay_ns        = 648,
+                            .delay_min_tiles      = 1024,
+                            .long_delay_ns        = 2500,
+                            .long_delay_min_tiles = 2048}};
+};
+/// Not measured: the sm_90 shape and sleeps, no register cap (elsewhere shared memory bounds the
+/// blocks per multiprocessor differently).
+struct device_scan_fallback {
+  static constexpr device_scan_tuning value{
+    .block               = 256,
+    .tile_bytes          = 32768,
+    .wide_items          = 4,
+    .items               = 0,
+    .min_blocks          = 0,
+    .min_blocks_flagged8 = 0,
+    .min_blocks_wide     = 0,
+    .look_back           = device_scan_sm90::value.look_back};
+};
+/// The table of the target being compiled (the shape, which the host sizes grids from, is equal).
+struct device_scan_tuned {
+  static constexpr device_scan_tuning value = for_arch(device_scan_sm90::value, device_scan_fallback::value);
+};
+
+// ---- copy_if --------------------------------------------------------------------------------------
+
+/// device::copy_if, copy_flagged, copy_if_unordered (detail::select_kernel): one tile of block x
+/// items per block, held in shared memory (flags beside it); kept items stored from there by rows.
+struct copy_if_tuning {
+  unsigned block;       ///< threads per block
+  unsigned tile_bytes;  ///< values of up to 8 bytes: items = tile_bytes / (block * sizeof(T))
+  unsigned wide_items;  ///< items per thread of larger values
+  unsigned min_blocks;  ///< __launch_bounds__' blocks per SM for values of up to 8 bytes (0: none)
+  /// copy_flagged, values of up to 8 bytes: bytes of a tile's values and 1-byte flags together
+  /// (items: a multiple of 16 when at least 16, at most copy_if's)
+  unsigned flagged_tile_bytes;
+  bool warp_compact;  ///< compact a warp's kept items in its stage first, then store whole rows
+  look_back_tuning look_back;
+};
+
+struct copy_if_sm90 {
+  static constexpr copy_if_tuning value{.block              = 256,
+                                        .tile_bytes         = 32768,
+                                        .wide_items         = 4,
+                                        .min_blocks         = 6,
+                                        .flagged_tile_bytes = 40960,
+                                        .warp_compact       = false,
+                                        .look_back          = device_scan_sm90::value.look_back};
+};
+/// Not measured: the sm_90 shape and sleeps, no register cap.
+struct copy_if_fallback {
+  static constexpr copy_if_tuning value{.block              = 256,
+                                        .tile_bytes         = 32768,
+                                        .wide_items         = 4,
+                                        .min_blocks         = 0,
+                                        .flagged_tile_bytes = 40960,
+                                        .warp_compact       = false,
+                                        .look_back          = device_scan_sm90::value.look_back};
+};
+/// The table of the target being compiled (the shape is equal).
+struct copy_if_tuned {
+  static constexpr copy_if_tuning value = for_arch(copy_if_sm90::value, copy_if_fallback::value);
+};
+
+// ---- histogram_even -------------------------------------------------------------------------------
+
+/// device::histogram_even: which bins go where (detail::plan_histogram) and the kernels' shape.
+/// Values and measurements: docs/design/histogram_even.md.
+struct histogram_even_tuning {
+  unsigned block;              ///< threads per block
+  unsigned vectors;            ///< 16-byte loads (or single samples) in flight per thread ...
+  unsigned min_blocks;         ///< ... and __launch_bounds__' blocks per SM (a register cap) ...
+  unsigned byte_vectors;       ///< ... and the same two for 1-byte samples
+  unsigned byte_min_blocks;
+  unsigned copies_bytes;       ///< shared memory the copies of a block's bins may take ...
+  unsigned max_copies;         ///< ... in at most this many copies (a power of two, at most 32)
+  unsigned min_blocks_per_sm;  ///< a block's share of bins leaves room for this many blocks per SM
+  unsigned max_shared_passes;  ///< most passes over the input with one block's bins (one range each) ...
+  unsigned max_cluster;        ///< ... then the largest thread-block cluster tried for distributed bins ...
+  unsigned max_passes;         ///< ... in at most this many passes (one cluster-wide bin range each)
+};
+
+struct histogram_even_sm90 {
+  static constexpr histogram_even_tuning value{.block             = 512,
+                                               .vectors           = 2,
+                                               .min_blocks        = 2,
+                                               .byte_vectors      = 4,
+                                               .byte_min_blocks   = 4,
+                                               .copies_bytes      = 32768,
+                                               .max_copies        = 32,
+                                               .min_blocks_per_sm = 2,
+                                               .max_shared_passes = 3,
+                                               .max_cluster       = 16,
+                                               .max_passes        = 8};
+};
+/// Not measured: the sm_90 values without the register caps (older SMs hold fewer threads); the
+/// host sizes grids from the shape, which is equal.
+struct histogram_even_fallback {
+  static constexpr histogram_even_tuning value{.block             = 512,
+                                               .vectors           = 2,
+                                               .min_blocks        = 1,
+                                               .byte_vectors      = 4,
+                                               .byte_min_blocks   = 1,
+                                               .copies_bytes      = 32768,
+                                               .max_copies        = 32,
+                                               .min_blocks_per_sm = 2,
+                                               .max_shared_passes = 3,
+                                               .max_cluster       = 16,
+                                               .max_passes        = 8};
+};
+struct histogram_even_tuned {
+  static constexpr histogram_even_tuning value = for_arch(histogram_even_sm90::value, histogram_even_fallback::value);
+};
+
+// ---- group_by -------------------------------------------------------------------------------------
+
+/// device::group_by (detail::group_by_aggregate_kernel, group_by_emit_kernel). Values and the
+/// measurements behind them: docs/design/group_by.md.
+struct group_by_tuning {
+  unsigned block;                ///< threads per block of the aggregation kernel
+  unsigned items;                ///< pairs per thread and round
+  unsigned min_blocks;           ///< __launch_bounds__' blocks per SM (a register cap; 0: ptxas' choice)
+  unsigned waves;                ///< the aggregation grid: at most this many waves (occupancy x SMs) ...
+  unsigned min_rounds;           ///< ... and at least this many rounds of block x items pairs per block
+  unsigned table_bytes;          ///< shared memory of a block's hash table ...
+  unsigned table_slots;          ///< ... of at most this many slots (a power of two)
+  unsigned table_probes;         ///< block-table slots tried before a pair goes to the global table
+  unsigned peer_min;             ///< lanes holding lane 0's key that make a warp pre-aggregate with
+                                 ///< match_any (tile::reduce_by_key); all lanes: one tile::reduce
+  unsigned bypass_window;        ///< rounds per decision on bypassing the block table ...
+  unsigned bypass_miss_percent;  ///< ... taken when a majority of a warp's lanes missed it this often
+  unsigned emit_block;           ///< threads per block of the output kernel
+};
+
+struct group_by_sm90 {
+  static constexpr group_by_tuning value{.block               = 512,
+                                         .items               = 8,
+                                         .min_blocks          = 2,
+                                         .waves               = 1,
+                                         .min_rounds          = 4,
+                                         .table_bytes         = 160 << 10,
+                                         .table_slots         = 8192,
+                                         .table_probes        = 8,
+                                         .peer_min            = 8,
+                                         .bypass_window       = 8,
+                                         .bypass_miss_percent = 95,
+                                         .emit_block          = 256};
+};
+/// Not measured: the sm_90 values (the host sizes the grid and shared memory from them).
+using group_by_fallback = group_by_sm90;
+using group_by_tuned    = group_by_sm90;
+
 }  // namespace tilewise::detail

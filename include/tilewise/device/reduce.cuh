@@ -204,10 +204,8 @@ cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt 
                                           static_cast<long long>(wave) * Tuning::value.max_waves);
   reduce_split const split   = split_reduce<Tuning>(in, num_items, blocks_max);
   temp_layout layout;
-  std::size_t const tags = layout.add(tile_status<T>::tag_bytes(split.blocks));
-  std::size_t const part = layout.add(tile_status<T>::value_bytes(split.blocks));
-  std::size_t const incl = layout.add(tile_status<T>::value_bytes(split.blocks));
-  bool query             = false;
+  tile_status_parts<T> const records(layout, split.blocks);
+  bool query = false;
   TILEWISE_RETURN_IF_ERROR(check_temp(temp, temp_bytes, layout.bytes(), query));
   if (query) {
     return cudaSuccess;
@@ -215,8 +213,8 @@ cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt 
   if ((num_items > 0 && null_pointer(in)) || null_pointer(out)) {
     return cudaErrorInvalidValue;
   }
-  tile_status<T> const status{temp_layout::at<unsigned long long>(temp, tags), temp_layout::at<T>(temp, part),
-                              temp_layout::at<T>(temp, incl), next_epoch()};
+  tile_status<T> status;
+  TILEWISE_RETURN_IF_ERROR(records.prepare(temp, stream, status));  // clears the tags when captured
   kernel<<<split.blocks, Tuning::value.block, 0, stream>>>(in, out, num_items, op, init, split, status);
   return cudaPeekAtLastError();
 }
@@ -232,8 +230,12 @@ namespace tilewise::device {
 /// @tparam T        the accumulator type (that of `init`), any trivially copyable type
 /// @param temp       device scratch, or nullptr to query `temp_bytes`
 /// @param temp_bytes size of `temp` (in), or the size needed (out, when `temp == nullptr`)
+/// @param in         the first input element
+/// @param out        where the result is written (one T, in device memory)
 /// @param num_items  number of elements, 0 <= num_items (64-bit); 0 writes `init`
 /// @param op         associative and commutative binary functor on T
+/// @param init       combined on the left of the reduction; the result when num_items == 0
+/// @param stream     the stream of the launch
 /// @return cudaSuccess, cudaErrorInvalidValue for a null pointer, a negative num_items or too
 ///         small a `temp_bytes`, or the launch's error
 /// @note Asynchronous in `stream`; never synchronizes; one kernel launch. For a fixed num_items
@@ -252,3 +254,5 @@ cudaError_t reduce(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out
 }
 
 }  // namespace tilewise::device
+
+#include <tilewise/detail/device/extern_reduce.cuh>

@@ -1,12 +1,16 @@
 /// @file
-/// @brief Decoupled look-back over the tile records of a launch (detail::tile_status): the
-///        combination of the values of all tiles before a tile, by one warp.
+/// @brief Decoupled look-back over the tile records of a launch (detail::tile_status): the walk
+///        (detail::look_back: the combination of the values of all tiles before a tile, by one
+///        warp) and the block-wide step the single-pass algorithms share (detail::look_back_prefix:
+///        publish the aggregate, look back, publish the inclusive prefix, broadcast the prefix).
 #pragma once
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/device/tile_status.cuh>
 #include <tilewise/detail/group.cuh>
 #include <tilewise/detail/lane_reduce.cuh>
+#include <tilewise/detail/maybe.cuh>
+#include <tilewise/detail/tuning.cuh>
 
 namespace tilewise::detail {
 
@@ -62,5 +66,55 @@ TILEWISE_DEVICE T look_back(tile_status<T> const& s, long long tile, Op& op, boo
     end -= 32;
   }
 }
+
+/// The tile prefix of a single-pass kernel as one block-wide step (as CUB's TilePrefixCallbackOp,
+/// which its scan, select and reduce-by-key agents share): thread 0 publishes the tile's aggregate
+/// (tile 0: as its inclusive prefix), warp 0 looks back over the earlier tiles' records with the
+/// sleeps of `Sleeps::value.look_back` (detail::look_back), thread 0 publishes the tile's inclusive
+/// prefix and hands the exclusive prefix to the block through shared memory.
+template <class Sleeps, class T, class Op>
+struct look_back_prefix {
+  using value_t = maybe_t<Op, T>;
+  struct temp_storage {
+    value_t prefix;
+  };
+
+  /// The combination of all tiles before `tile` (tile 0: `seed`), on every thread. Block-collective:
+  /// one barrier; `status` and `tile` uniform over the block.
+  TILEWISE_DEVICE static value_t run(temp_storage& tmp, tile_status<T> const& status, long long tile,
+                                     T const& aggregate, value_t const& seed, Op& op) {
+    constexpr look_back_tuning lb = Sleeps::value.look_back;
+    if (threadIdx.x == 0) {
+      status.publish(tile, tile == 0 ? status_inclusive : status_partial, aggregate);
+    }
+    if (threadIdx.x / 32 == 0) {
+      value_t prefix;
+      if (tile == 0) {
+        prefix = seed;
+      } else {
+        bool delay     = true;  // both uniform over the grid
+        unsigned first = lb.first_delay_ns;
+        if constexpr (lb.delay_min_tiles > 0) {
+          delay = gridDim.x >= lb.delay_min_tiles;
+        }
+        if constexpr (lb.long_delay_ns > 0) {
+          if (gridDim.x >= lb.long_delay_min_tiles) {
+            first = lb.long_delay_ns;
+          }
+        }
+        T const p = look_back<lb.poll_delay_ns>(status, tile, op, delay, first);
+        if (threadIdx.x == 0) {
+          status.publish(tile, status_inclusive, T(op(p, aggregate)));
+        }
+        prefix = make_maybe<Op, T>(p, true);
+      }
+      if (threadIdx.x == 0) {
+        tmp.prefix = prefix;
+      }
+    }
+    __syncthreads();
+    return tmp.prefix;
+  }
+};
 
 }  // namespace tilewise::detail

@@ -125,8 +125,10 @@ inline std::uint64_t next_epoch() {
                             std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
     return r;
   }()};
+  // Low 30 bits never all zero (packed records keep only those), so that zero-filled or cleared
+  // records never match.
   std::uint64_t e = 0;
-  while (e == 0) {  // 0 is never used, so zero-filled memory never matches
+  while ((e & ((std::uint64_t(1) << 30) - 1)) == 0) {
     e = counter.fetch_add(1, std::memory_order_relaxed) & ((std::uint64_t(1) << 62) - 1);
   }
   return e;
@@ -135,5 +137,30 @@ inline std::uint64_t next_epoch() {
 /// The value type of an input iterator (raw pointers, Thrust iterators).
 template <class It>
 using iter_value_t = typename std::iterator_traits<It>::value_type;
+
+/// Whether any of the raw pointer arguments is null.
+template <class... It>
+bool any_null(It const&... it) {
+  return (null_pointer(it) || ...);
+}
+
+/// The grid of a single-pass launch, one block per tile of `tile_size` items: cudaErrorInvalidValue
+/// for a negative num_items or more tiles than a grid has blocks.
+inline cudaError_t count_tiles(long long num_items, long long tile_size, long long& tiles) {
+  if (num_items < 0) {
+    return cudaErrorInvalidValue;
+  }
+  tiles = cuda::ceil_div(num_items, tile_size);
+  return tiles > 0x7FFFFFFFll ? cudaErrorInvalidValue : cudaSuccess;
+}
+
+/// Whether `stream` is being captured into a graph. A graph repeats its kernels' arguments, launch
+/// epochs included, so a kernel that relies on epochs clears its records first when captured.
+inline cudaError_t capturing(cudaStream_t stream, bool& yes) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  TILEWISE_RETURN_IF_ERROR(cudaStreamIsCapturing(stream, &status));
+  yes = status != cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
 
 }  // namespace tilewise::detail

@@ -1,6 +1,6 @@
 /// @file
 /// @brief Per-tile (or per-block) records the device-wide kernels publish to each other through
-///        temp storage, and the decoupled look-back that reads them.
+///        temp storage (read by detail::look_back), and their parts of the temp storage.
 ///
 /// A record holds a tile's value (its aggregate, or the inclusive prefix through it) and a tag
 /// `epoch * 4 + flag`. Records of values of up to 8 bytes carry the value in the same access as
@@ -32,6 +32,7 @@
 #include <cuda/std/type_traits>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/gpu_word.cuh>
 
 namespace tilewise::detail {
@@ -125,6 +126,35 @@ struct tile_status {
     if (k >= 2) {
       __nanosleep(k < 6 ? 32u : 128u);
     }
+  }
+};
+
+/// Host side: the temp-storage parts of `count` records of T, and each launch's view of them.
+template <class T>
+struct tile_status_parts {
+  std::size_t count;
+  std::size_t tags;
+  std::size_t partial;
+  std::size_t inclusive;
+
+  tile_status_parts(temp_layout& layout, long long records)
+      : count(static_cast<std::size_t>(records)),
+        tags(layout.add(tile_status<T>::tag_bytes(count))),
+        partial(layout.add(tile_status<T>::value_bytes(count))),
+        inclusive(layout.add(tile_status<T>::value_bytes(count))) {}
+
+  /// The records of one launch, with a new epoch. Inside stream capture the tags are cleared
+  /// first (a memset in `stream`): every launch of the graph repeats the captured epoch.
+  cudaError_t prepare(void* temp, cudaStream_t stream, tile_status<T>& status) const {
+    bool captured = false;
+    TILEWISE_RETURN_IF_ERROR(capturing(stream, captured));
+    if (captured) {
+      TILEWISE_RETURN_IF_ERROR(
+        cudaMemsetAsync(temp_layout::at<unsigned char>(temp, tags), 0, tile_status<T>::tag_bytes(count), stream));
+    }
+    status = {temp_layout::at<unsigned long long>(temp, tags), temp_layout::at<T>(temp, partial),
+              temp_layout::at<T>(temp, inclusive), next_epoch()};
+    return cudaSuccess;
   }
 };
 

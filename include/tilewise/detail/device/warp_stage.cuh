@@ -71,13 +71,22 @@ struct warp_stage {
   /// unaligned segments element by element. Warp-collective.
   template <class It>
   TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill) {
+    load(seg, count, fill, [] {});
+  }
+
+  /// As load(seg, count, fill), and calls `in_flight()` (warp-collective) once this stage's vector
+  /// loads are issued, before waiting for them, so that loads issued there are in flight together
+  /// with these (element by element: after them).
+  template <class It, class F>
+  TILEWISE_DEVICE void load(It seg, unsigned count, T const& fill, F&& in_flight) {
     unsigned const lane = threadIdx.x % 32;
-    if (whole<path_of<It>()>(seg, count)) {
+    bool const vectors  = whole<path_of<It>()>(seg, count);
+    if (vectors) {
       if constexpr (path_of<It>() == path::vectors) {  // before sm_80 through registers: a conversion that keeps the bits
-        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(reinterpret_cast<vec_t const*>(seg), lane);),
-                          (load_converting(seg, lane);))
+        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (copy_async(reinterpret_cast<vec_t const*>(seg), lane, in_flight);),
+                          (load_converting(seg, lane, in_flight);))
       } else if constexpr (path_of<It>() == path::converting) {
-        load_converting(seg, lane);
+        load_converting(seg, lane, in_flight);
       }
     } else {
 #pragma unroll
@@ -88,7 +97,14 @@ struct warp_stage {
       }
     }
     __syncwarp();
+    if (!vectors) {  // outside the element loop's branch: inside, ptxas kept both loops' loads live
+      in_flight();
+    }
   }
+
+  /// Item j of the segment. Lanes reading or writing items 32 m + lane (one row) are free of bank
+  /// conflicts, as the striped loads and stores are.
+  TILEWISE_DEVICE T& item(unsigned j) { return slot[swz(j / V)].e[j % V]; }
 
   /// N items of T side by side within one slot (N divides V), moved as one access.
   template <unsigned N>
@@ -103,8 +119,8 @@ struct warp_stage {
 
   /// A whole segment of U (16-byte aligned) into the stage as T: 16-byte loads of U, all in
   /// flight together, then each vector converted into the stage (put_converted).
-  template <class U>
-  TILEWISE_DEVICE void load_converting(U const* seg, unsigned lane) {
+  template <class U, class F>
+  TILEWISE_DEVICE void load_converting(U const* seg, unsigned lane, F&& in_flight) {
     using uvec            = vec<U, vec_elems<U>>;
     constexpr unsigned NU = 32 * Items / vec_elems<U>;  // vectors of U in the segment
     constexpr unsigned RU = (NU + 31) / 32;              // per lane
@@ -116,6 +132,7 @@ struct warp_stage {
         u[k] = p[32 * k + lane];
       }
     }
+    in_flight();
 #pragma unroll
     for (unsigned k = 0; k < RU; ++k) {
       if (NU % 32 == 0 || 32 * k + lane < NU) {
@@ -173,13 +190,15 @@ struct warp_stage {
   }
 
   /// This lane's vectors of a whole segment into the stage by `cp.async` (sm_80 and later),
-  /// waiting for them.
-  TILEWISE_DEVICE void copy_async(vec_t const* p, unsigned lane) {
+  /// waiting for them after `in_flight()`.
+  template <class F>
+  TILEWISE_DEVICE void copy_async(vec_t const* p, unsigned lane, F&& in_flight) {
 #pragma unroll
     for (unsigned k = 0; k < R; ++k) {
       auto const to = static_cast<unsigned>(__cvta_generic_to_shared(&slot[swz(32 * k + lane)]));
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(p + 32 * k + lane) : "memory");
     }
+    in_flight();
     asm volatile("cp.async.wait_all;" ::: "memory");
   }
 

@@ -1,0 +1,181 @@
+// device::histogram_even against cub::DeviceHistogram::HistogramEven on the same inputs, counter for
+// counter: num_bins 1, 2, 255, 256, 257, 4096, 65536, 2^20, 2^24; uint8, int32, float and double
+// samples; uniform, single-bin and Zipf data with samples below, above, NaN and infinite; every
+// size of the size list, input offset by one element; every strategy (shared copies, cluster sizes,
+// several passes, global bins) forced on the same input; the automatic plans; two streams.
+// histogram_even_more.cu: edges, counters, iterators, > 2^31 samples, graph capture, bad arguments.
+#include <thrust/device_ptr.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <string>
+
+#include "histogram_even_support.cuh"
+
+using namespace tw_test;
+
+TEST_CASE_TEMPLATE("histogram_even: every bin count, uniform / single-bin / Zipf, vs CUB", T, std::uint8_t,
+                   std::int32_t, float, double) {
+  for (int bins : bin_counts) {
+    long long const n = samples_for(bins);
+    device_buffer<T> in{std::size_t(n)};
+    levels<T> const l(bins);
+    for (histogram_data d : all_histogram_data) {
+      if (bins == (1 << 24) && d == histogram_data::single_bin && !std::is_same_v<T, std::int32_t>) continue;
+      for (int s = 0; s < (bins <= 65536 ? seeds(2) : 1); ++s) {
+        CAPTURE(bins);
+        CAPTURE(histogram_data_name(d));
+        CAPTURE(s);
+        gen_samples(in.get(), n, spec_for<T>(d, bins, 100 * bins + s));
+        CHECK(same_as_cub<T const*, int>(in.get(), bins, l.lo, l.hi, n));
+      }
+    }
+  }
+}
+
+TEST_CASE("histogram_even: every size, input offset by one, one bin count per strategy, vs CUB") {
+  // uint8 / 256 bins (1-byte samples counted per value), int32 / 4096 (shared bins), float /
+  // 65536 (a cluster's bins), double / 2^20 (a cluster's bins in passes) up to 2^20 samples.
+  auto const sizes     = test_sizes();
+  std::size_t const mx = std::size_t(sizes.back()) + 1;
+  device_buffer<std::uint8_t> u8(mx);
+  device_buffer<std::int32_t> i32(mx);
+  device_buffer<float> f32(mx);
+  device_buffer<double> f64(std::min<std::size_t>(mx, (1 << 20) + 2));
+  for (long long n : sizes) {
+    gen_samples(u8.get(), n + 1, spec_for<std::uint8_t>(histogram_data::uniform, 256, n));
+    gen_samples(i32.get(), n + 1, spec_for<std::int32_t>(histogram_data::zipf, 4096, n));
+    gen_samples(f32.get(), n + 1, spec_for<float>(histogram_data::uniform, 65536, n));
+    if (n <= (1 << 20)) gen_samples(f64.get(), n + 1, spec_for<double>(histogram_data::uniform, 1 << 20, n));
+    for (int offset : {0, 1}) {
+      CAPTURE(n);
+      CAPTURE(offset);
+      CHECK(same_as_cub<std::uint8_t const*, int>(u8.get() + offset, 256, 3, 251, n));
+      CHECK(same_as_cub<std::int32_t const*, int>(i32.get() + offset, 4096, levels<std::int32_t>(4096).lo,
+                                                  levels<std::int32_t>(4096).hi, n));
+      CHECK(same_as_cub<float const*, int>(f32.get() + offset, 65536, 0.f, 32768.f, n));
+      if (n <= (1 << 20)) {
+        CHECK(same_as_cub<double const*, int>(f64.get() + offset, 1 << 20, 0.0, double(1 << 19), n));
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("histogram_even: every strategy forced on the same input, vs CUB", T, std::int32_t, float) {
+  struct forced {
+    histogram_strategy s;
+    unsigned copies, cluster, passes;
+  };
+  forced const ways[] = {{histogram_strategy::shared, 1, 0, 0},  {histogram_strategy::shared, 4, 0, 0},
+                         {histogram_strategy::shared, 32, 0, 0}, {histogram_strategy::shared, 1, 0, 3},
+                         {histogram_strategy::shared, 2, 0, 2},  {histogram_strategy::shared, 0, 0, 5},
+                         {histogram_strategy::cluster, 0, 2, 1},
+                         {histogram_strategy::cluster, 0, 4, 1}, {histogram_strategy::cluster, 0, 8, 1},
+                         {histogram_strategy::cluster, 0, 3, 3}, {histogram_strategy::cluster, 0, 8, 5},
+                         {histogram_strategy::cluster, 0, 0, 0}, {histogram_strategy::global, 0, 0, 0},
+                         {histogram_strategy::automatic, 0, 0, 0}};
+  long long const big = std::min(1ll << max_log2(), (1ll << 20)) + 7;
+  for (int bins : {257, 4096, 65536}) {
+    levels<T> const l(bins);
+    device_buffer<T> in{std::size_t(big)};
+    for (long long n : {1ll, 1025ll, big}) {
+      gen_samples(in.get(), n, spec_for<T>(histogram_data::zipf, bins, 7 * n + bins));
+      for (forced const& w : ways) {
+        std::size_t const per_pass = (std::size_t(bins) + (w.passes ? w.passes : 1) - 1) / (w.passes ? w.passes : 1);
+        if (w.s == histogram_strategy::shared && per_pass * 4 * std::max(w.copies, 1u) > 200 * 1024) continue;
+        histogram_plan p;
+        p.strategy = w.s;
+        p.copies   = w.copies;
+        p.cluster  = w.cluster;
+        p.passes   = w.passes;
+        CAPTURE(bins);
+        CAPTURE(n);
+        CAPTURE(strategy_name(w.s));
+        CAPTURE(w.copies);
+        CAPTURE(w.cluster);
+        CAPTURE(w.passes);
+        CHECK(same_as_cub<T const*, int>(in.get(), bins, l.lo, l.hi, n, &p));
+        if (w.s != histogram_strategy::automatic) CHECK(p.strategy == w.s);
+        if (w.cluster) CHECK(p.cluster == w.cluster);
+        if (w.passes) CHECK(p.passes == w.passes);
+      }
+    }
+  }
+}
+
+TEST_CASE("histogram_even: the automatic plan per bin count") {
+  // Shared bins up to a few thousand bins (several copies when few), then bin ranges in a few
+  // passes, then a cluster's bins (in passes up to max_passes), then global bins; 1-byte samples
+  // always per value.
+  device_buffer<std::int32_t> in(4096);
+  gen_samples(in.get(), 4096, spec_for<std::int32_t>(histogram_data::uniform, 256, 1));
+  device_buffer<std::uint8_t> u8(4096);
+  gen_samples(u8.get(), 4096, spec_for<std::uint8_t>(histogram_data::uniform, 256, 1));
+  auto plan_of = [&](auto const* p, int bins) {
+    histogram_plan plan;
+    device_buffer<int> h{std::size_t(bins)};
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
+    levels<T> const l(bins);
+    ours(p, h.get(), bins, l.lo, l.hi, 4096, &plan);
+    return plan;
+  };
+  histogram_plan const p256 = plan_of(in.get(), 256);
+  CHECK(p256.strategy == histogram_strategy::shared);
+  CHECK(p256.copies == 32);
+  histogram_plan const p4096 = plan_of(in.get(), 4096);
+  CHECK(p4096.strategy == histogram_strategy::shared);
+  CHECK(p4096.copies >= 1);
+  histogram_plan const p64k = plan_of(in.get(), 65536);  // beyond one block: bin ranges in passes, or a cluster
+  CHECK(((p64k.strategy == histogram_strategy::shared && p64k.passes > 1) ||
+         p64k.strategy == histogram_strategy::cluster));
+  histogram_plan const p1m = plan_of(in.get(), 1 << 20);
+  CHECK((p1m.strategy == histogram_strategy::global || p1m.passes > 1));
+  histogram_plan const p16m = plan_of(in.get(), 1 << 24);
+  CHECK(p16m.strategy == histogram_strategy::global);
+  histogram_plan const b16m = plan_of(u8.get(), 1 << 24);
+  CHECK(b16m.strategy == histogram_strategy::shared);
+  CHECK(b16m.bytes);
+  auto const name = [](histogram_plan const& p) {
+    return std::string(strategy_name(p.strategy)) + " copies " + std::to_string(p.copies) + " cluster " +
+           std::to_string(p.cluster) + " passes " + std::to_string(p.passes);
+  };
+  MESSAGE("plans: 256: " << name(p256) << "; 4096: " << name(p4096) << "; 65536: " << name(p64k) << "; 2^20: "
+                         << name(p1m) << "; 2^24: " << name(p16m));
+}
+
+TEST_CASE("histogram_even: two streams at once") {
+  long long const n = std::min(1ll << max_log2(), 1ll << 24);
+  device_buffer<std::int32_t> x{std::size_t(n)};
+  device_buffer<float> y{std::size_t(n)};
+  gen_samples(x.get(), n, spec_for<std::int32_t>(histogram_data::zipf, 4096, 11));
+  gen_samples(y.get(), n, spec_for<float>(histogram_data::uniform, 65536, 12));
+  device_buffer<int> hx{4096}, hy{65536}, rx{4096}, ry{65536};
+  levels<std::int32_t> const lx(4096);
+  cub_histogram_even(x.get(), rx.get(), 4096, lx.lo, lx.hi, n);
+  cub_histogram_even(y.get(), ry.get(), 65536, 0.f, 32768.f, n);
+  cudaStream_t s[2];
+  for (auto& st : s) TW_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  std::size_t bx = 0, by = 0;
+  REQUIRE(tilewise::device::histogram_even(nullptr, bx, x.get(), hx.get(), 4096, lx.lo, lx.hi, n) == cudaSuccess);
+  REQUIRE(tilewise::device::histogram_even(nullptr, by, y.get(), hy.get(), 65536, 0.f, 32768.f, n) == cudaSuccess);
+  device_buffer<unsigned char> tx(bx), ty(by);
+  tx.poison();
+  ty.poison();
+  TW_CUDA_CHECK(cudaDeviceSynchronize());
+  for (int rep = 0; rep < 4; ++rep) {
+    REQUIRE(tilewise::device::histogram_even(tx.get(), bx, x.get(), hx.get(), 4096, lx.lo, lx.hi, n, s[0]) ==
+            cudaSuccess);
+    REQUIRE(tilewise::device::histogram_even(ty.get(), by, y.get(), hy.get(), 65536, 0.f, 32768.f, n, s[1]) ==
+            cudaSuccess);
+  }
+  for (auto& st : s) TW_CUDA_CHECK(cudaStreamSynchronize(st));
+  TW_CHECK_LAUNCH();
+  CHECK(compare_bits(hx.get(), rx.get(), 4096).count == 0);
+  CHECK(compare_bits(hy.get(), ry.get(), 65536).count == 0);
+  for (auto& st : s) TW_CUDA_CHECK(cudaStreamDestroy(st));
+}
+

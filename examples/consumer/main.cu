@@ -1,12 +1,17 @@
-// consumer_cuda: one kernel that sums 1..N with tilewise::tile::reduce on 32-wide tiles.
+// consumer_cuda: one kernel that sums 1..N with tilewise::tile::reduce on 32-wide tiles, and the
+// same sum through the Thrust-style tilewise::reduce (the library's precompiled instantiation).
 #include <cooperative_groups.h>
 
 #include <cuda/std/functional>
+
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
 
 #include <cstdio>
 #include <vector>
 
 #include <tilewise/api.hpp>
+#include <tilewise/thrust.cuh>
 #include <tilewise/tile/reduce.cuh>
 
 namespace cg = cooperative_groups;
@@ -61,6 +66,13 @@ int main() {
     std::printf("consumer_cuda: FAILED, sum of 1..%d is %lld, expected %lld\n", n, total, expected);
     return 1;
   }
-  std::printf("consumer_cuda: sum of 1..%d = %lld, ok\n", n, total);
+  thrust::device_vector<int> const d_values(values.begin(), values.end());
+  long long const thrust_style = tilewise::reduce(thrust::cuda::par, d_values.begin(), d_values.end(), 0ll);
+  int const typed              = tilewise::reduce(thrust::cuda::par, d_values.begin(), d_values.end());
+  if (thrust_style != expected || typed != expected) {
+    std::printf("consumer_cuda: FAILED, tilewise::reduce gave %lld / %d, expected %lld\n", thrust_style, typed, expected);
+    return 1;
+  }
+  std::printf("consumer_cuda: sum of 1..%d = %lld (tile::reduce and tilewise::reduce), ok\n", n, total);
   return 0;
 }

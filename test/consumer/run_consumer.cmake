@@ -12,7 +12,8 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install "${TILEWISE_BINARY_DIR}" --prefix "${prefix}")
-foreach(f tilewise/tilewise.cuh tilewise/api.hpp tilewise/tile/reduce.cuh)
+foreach(f tilewise/tilewise.cuh tilewise/api.hpp tilewise/thrust.cuh tilewise/tile/reduce.cuh
+         tilewise/detail/device/extern_reduce.cuh)
   if(NOT EXISTS "${prefix}/include/${f}")
     message(FATAL_ERROR "install is missing include/${f}")
   endif()

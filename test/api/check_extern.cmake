@@ -1,0 +1,46 @@
+# cmake -DPROBE=<obj> -DCONTROL=<obj> -DNM=<nm> [-DCUOBJDUMP=<cuobjdump>] -P check_extern.cmake
+# PROBE (a TU that calls device::reduce<float*, float*, plus<>, float> with TILEWISE_PRECOMPILED)
+# must reference the library's instantiation and contain no kernel of its own; CONTROL (the same
+# TU without it) must contain the kernel, which shows that the inspection can see one.
+function(symbols obj out)
+  execute_process(COMMAND ${NM} -C ${obj} OUTPUT_VARIABLE text RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} -C ${obj} failed (${rc})")
+  endif()
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+set(kernel_stub "__device_stub__[A-Za-z0-9_]*reduce_kernel")
+set(reduce_ref "U cudaError tilewise::device::reduce<float\\*, float\\*, cuda::std::__[0-9]+::plus<void>, float>")
+
+symbols(${CONTROL} control)
+if(NOT control MATCHES "${kernel_stub}")
+  message(FATAL_ERROR "control object ${CONTROL}: no reduce_kernel found; the check cannot see kernels")
+endif()
+message(STATUS "control (headers only): instantiates reduce_kernel")
+
+symbols(${PROBE} probe)
+if(probe MATCHES "__device_stub__")
+  string(REGEX MATCH "__device_stub__[A-Za-z0-9_]*" first "${probe}")
+  message(FATAL_ERROR "probe object ${PROBE} compiles a kernel of its own: ${first}")
+endif()
+if(NOT probe MATCHES "${reduce_ref}")
+  message(FATAL_ERROR "probe object ${PROBE} does not reference the precompiled device::reduce<float*, float*, plus<>, float>")
+endif()
+message(STATUS "probe (TILEWISE_PRECOMPILED): no kernel stub, links tilewise::device::reduce<float*, float*, plus<>, float>")
+
+# The device code itself, where the toolkit has cuobjdump: the probe's fatbinary holds no function.
+if(CUOBJDUMP)
+  foreach(kind control probe)
+    string(TOUPPER ${kind} var)
+    execute_process(COMMAND ${CUOBJDUMP} -symbols ${${var}} OUTPUT_VARIABLE ${kind}_dev ERROR_VARIABLE err RESULT_VARIABLE rc)
+  endforeach()
+  if(NOT control_dev MATCHES "reduce_kernel")
+    message(FATAL_ERROR "cuobjdump -symbols: no reduce_kernel in the control's device code")
+  endif()
+  if(probe_dev MATCHES "STT_FUNC[^\n]*_kernel")
+    message(FATAL_ERROR "cuobjdump -symbols: the probe's device code holds a kernel")
+  endif()
+  message(STATUS "cuobjdump: the control's device code has reduce_kernel, the probe's none")
+endif()
+message(STATUS "extern templates: ok")

@@ -3,11 +3,13 @@
 #   configure (Ninja) -> build everything with all cores -> the whole CTest suite ->
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
-# Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--build DIR]
-#   --no-sanitizers skips the compute-sanitizer runs (four at a time: about 4 of the 6-8 minutes
-#   of a run with --bench on an H200 with 16 cores): for a benchmark run; resolving an issue needs
-#   the full run. --no-ctest skips the CTest suite (for a run split in parts: build and ctest,
-#   then --no-ctest for the sanitizers and benchmarks on the same build directory).
+# Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N]
+#                              [--build DIR]
+#   --no-sanitizers skips the compute-sanitizer runs (eight at a time): for a benchmark run;
+#   resolving an issue needs the full run. --no-ctest skips the CTest suite (for a run split in
+#   parts: build and ctest, then --no-ctest for the sanitizers and benchmarks).
+#   --sanitizers-part K/N runs the K-th of N equal shares of the sanitizer runs (for a check split
+#   over N device calls; the shares together are every run).
 # doctest: found where it is installed, through CMAKE_PREFIX_PATH, or in ./.deps when present (a copy
 # of doctest for a GPU machine that cannot install packages: .deps/include/doctest and
 # .deps/lib/cmake/doctest, git-ignored).
@@ -15,17 +17,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--build DIR]}
+logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N] [--build DIR]}
 shift
 bench=0
 sanitize=1
 ctest_run=1
+part=1/1
 build=build-gpu
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) bench=1 ;;
     --no-sanitizers) sanitize=0 ;;
     --no-ctest) ctest_run=0 ;;
+    --sanitizers-part) part=$2; shift ;;
     --build) build=$2; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -45,9 +49,13 @@ record() {  # record NAME STATUS
   if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1"); fi
 }
 
+# What the run needs: the examples are CTest tests, the benchmarks only run with --bench.
+examples=$([ "$ctest_run" -eq 1 ] && echo ON || echo OFF)
+benches=$([ "$bench" -eq 1 ] && echo ON || echo OFF)
 echo "== configure + build ($jobs jobs)"
 if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-      -DTILEWISE_BUILD_TESTS=ON -DTILEWISE_BUILD_EXAMPLES=ON -DTILEWISE_BUILD_BENCH=ON >"$logs/configure.log" 2>&1; then
+      -DTILEWISE_BUILD_TESTS=ON -DTILEWISE_BUILD_EXAMPLES="$examples" -DTILEWISE_BUILD_BENCH="$benches" \
+      >"$logs/configure.log" 2>&1; then
   tail -n 40 "$logs/configure.log"
   echo "configure failed"
   echo "0 passed, 1 failed"
@@ -63,7 +71,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$logs/gpu.txt" 2>&1 || true
 
 if [ "$ctest_run" -eq 1 ]; then
-  echo "== ctest"
+  echo "== ctest (at ${SECONDS} s)"
   # A hung test (a kernel that never finishes) fails after 180 s instead of eating the device time:
   # the slowest test takes about 25 s on an H200 with the others running beside it.
   ctest --test-dir "$build" -j "$jobs" --timeout 180 --output-on-failure --output-junit "$logs/ctest.xml" \
@@ -84,11 +92,12 @@ elif ! command -v compute-sanitizer >/dev/null; then
   echo "compute-sanitizer not found"
   record compute-sanitizer 1
 else
-  echo "== compute-sanitizer"
-  # Fewer random seeds and smaller inputs under the sanitizers: every case still runs, each on 2
-  # seeds, the device-wide ones up to 2^18 elements (the plain CTest run above covers 2^28 and > 2^31).
-  export TILEWISE_TEST_SEEDS=2 TILEWISE_TEST_MAX_LOG2=18
-  # The runs are mostly host-side work: TILEWISE_SANITIZER_JOBS of them (default 4) go at once,
+  echo "== compute-sanitizer (at ${SECONDS} s)"
+  # Fewer random seeds and smaller inputs under the sanitizers: every case still runs, on one seed,
+  # the device-wide ones up to 2^16 elements (still several tiles and blocks in every algorithm;
+  # the plain CTest run above covers many seeds, 2^28 and > 2^31).
+  export TILEWISE_TEST_SEEDS=1 TILEWISE_TEST_MAX_LOG2=16
+  # The runs are mostly host-side work: TILEWISE_SANITIZER_JOBS of them (default 8) go at once,
   # each a process of its own (the GPU time-slices between them); results print in a fixed order.
   sanitize_one() {  # sanitize_one EXE TOOL: writes NAME.log, NAME.rc and NAME.secs
     local name extra start
@@ -100,12 +109,26 @@ else
     echo $? >"$logs/$name.rc"
     echo $(( $(date +%s) - start )) >"$logs/$name.secs"
   }
-  par=${TILEWISE_SANITIZER_JOBS:-4}
+  par=${TILEWISE_SANITIZER_JOBS:-8}
+  part_k=${part%/*}
+  part_n=${part#*/}
+  # The device-wide suites run longest (minutes each under racecheck and initcheck): they go
+  # first, so that the short runs fill the gaps at the end, and are dealt round-robin to the parts.
+  all_runs=()
+  for heavy in 1 0; do
+    for tool in racecheck initcheck memcheck synccheck; do
+      while read -r exe; do
+        [ -n "$exe" ] || continue
+        case "$(basename "$exe")" in test_device_* | test_thrust* | test_api_gpu) h=1 ;; *) h=0 ;; esac
+        [ "$h" -eq "$heavy" ] && all_runs+=("$exe $tool")
+      done <"$build/gpu_tests.txt"
+    done
+  done
   runs=()
-  while read -r exe; do
-    [ -n "$exe" ] || continue
-    for tool in memcheck racecheck synccheck initcheck; do runs+=("$exe $tool"); done
-  done <"$build/gpu_tests.txt"
+  for i in "${!all_runs[@]}"; do
+    [ $((i % part_n)) -eq $((part_k - 1)) ] && runs+=("${all_runs[$i]}")
+  done
+  echo "part $part: ${#runs[@]} of ${#all_runs[@]} runs, $par at a time"
   for run in "${runs[@]}"; do
     while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n; done
     sanitize_one $run &
@@ -124,7 +147,7 @@ else
 fi
 
 if [ "$bench" -eq 1 ]; then
-  echo "== benchmarks (quick)"
+  echo "== benchmarks (quick, at ${SECONDS} s)"
   for b in "$build"/bench/*_bench; do
     [ -x "$b" ] || continue
     name=$(basename "$b")
@@ -136,5 +159,5 @@ if [ "$bench" -eq 1 ]; then
 fi
 
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed (${SECONDS} s)"
 [ "$failed" -eq 0 ]

@@ -8,7 +8,7 @@
 # Usage: scripts/measure_compile_time.sh [--repeat N] [--lib path/to/libtilewise.a]
 #   --repeat N  compile each variant N times and keep the fastest (default 3)
 #   --lib A     also link the precompiled object with A, to show the symbols resolve
-# Prints one line per variant and "ratio: X.XXx" (without / with).
+# Prints one line per variant, the floor (the includes alone) and "ratio: X.XXx" (without / with).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeat=3
@@ -60,6 +60,10 @@ signature="int user(void* temp, std::size_t& bytes, std::int64_t n, cudaStream_t
   echo "  return e;"
   echo "}"
 } >"$work/user.cu"
+# The floor of the precompiled variant: the same includes and no call (a TU cannot compile faster
+# than it parses the headers it includes).
+sed -n '/^#include/p' "$work/user.cu" >"$work/includes.cu"
+echo "int user() { return 0; }" >>"$work/includes.cu"
 {
   echo "#include <tilewise/api.hpp>"
   echo "$signature {"
@@ -86,6 +90,7 @@ best_of() {
 flags=(-std=c++20 -arch=sm_90 -O3 -Iinclude -DCUB_DISABLE_CDP -c "$work/user.cu")
 with=$(best_of "$nvcc" "${flags[@]}" -DTILEWISE_PRECOMPILED=1 -o "$work/with.o")
 without=$(best_of "$nvcc" "${flags[@]}" -o "$work/without.o")
+floor=$(best_of "$nvcc" "${flags[@]/$work\/user.cu/$work/includes.cu}" -o "$work/includes.o")
 api=$(best_of "$cxx" -std=c++20 -O3 -Iinclude -I"$cuda_inc" -c "$work/user_api.cpp" -o "$work/api.o")
 kernels_with=$(nm -C "$work/with.o" | grep -c "__device_stub__" || true)
 kernels_without=$(nm -C "$work/without.o" | grep -c "__device_stub__" || true)
@@ -94,7 +99,9 @@ echo "user TU: 6 algorithms x int32, float, double (best of $repeat; $(nproc) co
 echo "  with the precompiled instantiations (TILEWISE_PRECOMPILED=1): ${with} s, kernel stubs: ${kernels_with}"
 echo "  without (headers only):                                     ${without} s, kernel stubs: ${kernels_without}"
 echo "  through <tilewise/api.hpp>, $cxx:                            ${api} s"
-awk -v a="$without" -v b="$with" 'BEGIN { printf "ratio: %.2fx (without / with)\n", a / b }'
+echo "  floor: the same includes, no call:                          ${floor} s"
+awk -v a="$without" -v b="$with" -v f="$floor" \
+  'BEGIN { printf "ratio: %.2fx (without / with); the floor allows at most %.2fx (without / floor)\n", a / b, a / f }'
 if [ -n "$lib" ]; then
   printf 'int main() { return 0; }\n' >"$work/main.cpp"
   "$cxx" -c "$work/main.cpp" -o "$work/main.o"

@@ -271,7 +271,7 @@ struct group_by_sm90 {
                                          .items               = 8,
                                          .min_blocks          = 2,
                                          .waves               = 1,
-                                         .min_rounds          = 4,
+                                         .min_rounds          = 1,
                                          .table_bytes         = 160 << 10,
                                          .table_slots         = 8192,
                                          .table_probes        = 8,

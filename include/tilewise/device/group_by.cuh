@@ -72,33 +72,20 @@ TILEWISE_DEVICE iter_value_t<It> group_by_load(It it, long long i) {
 inline constexpr unsigned long long no_slot = ~0ull;
 
 /// Appends the slots this round inserted into the global table (`fresh`, no_slot where none) to
-/// its row list: one atomic per block and round, and no barrier when the block inserted nothing.
-/// Every thread of the block calls.
-template <unsigned Block, unsigned Items, class Table>
-TILEWISE_DEVICE void group_by_record_rows(unsigned long long const (&fresh)[Items], Table const& table,
-                                          unsigned* warp_rows, unsigned long long* warp_base) {
+/// its row list: one atomic per warp and round, and nothing at all in a warp that inserted
+/// nothing (the common case at low cardinality). Every lane of the warp calls.
+template <unsigned Items, class Table>
+TILEWISE_DEVICE void group_by_record_rows(unsigned long long const (&fresh)[Items], Table const& table) {
   unsigned mine = 0;
 #pragma unroll
   for (unsigned j = 0; j < Items; ++j) mine += fresh[j] != no_slot;
-  if (!__syncthreads_or(mine != 0)) return;
-  auto const warp    = cg::tiled_partition<32>(cg::this_thread_block());
-  unsigned total     = 0;
+  auto const warp = cg::tiled_partition<32>(cg::this_thread_block());
+  if (!warp.any(mine != 0)) return;
+  unsigned total       = 0;
   unsigned const below = tile::exclusive_scan(warp, mine, cuda::std::plus<unsigned>{}, 0u, total);
-  unsigned const w   = threadIdx.x / 32;
-  if (warp.thread_rank() == 0) warp_rows[w] = total;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long sum = 0;
-    for (unsigned i = 0; i < Block / 32; ++i) {
-      unsigned const r = warp_rows[i];
-      warp_base[i]     = sum;
-      sum += r;
-    }
-    unsigned long long const base = atomicAdd(table.row_count, sum);
-    for (unsigned i = 0; i < Block / 32; ++i) warp_base[i] += base;
-  }
-  __syncthreads();
-  unsigned long long at = warp_base[w] + below;
+  unsigned long long base = 0;
+  if (warp.thread_rank() == 0) base = atomicAdd(table.row_count, static_cast<unsigned long long>(total));
+  unsigned long long at = warp.shfl(base, 0) + below;
 #pragma unroll
   for (unsigned j = 0; j < Items; ++j) {
     if (fresh[j] != no_slot) table.rows[at++] = fresh[j];
@@ -119,8 +106,6 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   static_assert(B % 32 == 0 && B <= 1024, "group_by: the block is whole warps");
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];
-  __shared__ unsigned warp_rows[B / 32];
-  __shared__ unsigned long long warp_base[B / 32];
   local_t const local{group_by_smem};
   table.begin();
   if constexpr (local_table) {
@@ -145,9 +130,10 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
     unsigned long long slot;
     if (table.add(kb, v, op, h, slot)) fresh = slot;
   };
-  // The probe: lane 0's key against every lane's (one shuffle, one vote).
-  auto const accumulate = [&](K k, T const& v, unsigned long long& fresh) {
-    auto const g         = cg::coalesced_threads();
+  // The probe: lane 0's key against every lane's (one shuffle, one vote). `g` is the whole warp
+  // in full rounds (the shuffle, vote and reduction are then single instructions) and the lanes
+  // that hold a pair in the last, partial round.
+  auto const accumulate = [&](auto const& g, K k, T const& v, unsigned long long& fresh) {
     U const kb           = static_cast<U>(k);
     U const k0           = g.shfl(kb, 0);
     unsigned const same  = __popc(g.ballot(kb == k0));
@@ -162,6 +148,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
     }
   };
 
+  auto const warp    = cg::tiled_partition<32>(cg::this_thread_block());
   long long const lo = static_cast<long long>(blockIdx.x) * per_block;
   long long const hi = lo + per_block < n ? lo + per_block : n;
   for (long long base = lo; base < hi; base += static_cast<long long>(B) * I) {
@@ -179,9 +166,12 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
     unsigned long long fresh[I];
 #pragma unroll 1
     for (unsigned j = 0; j < I; ++j) {  // one copy of the pair's code (registers: 2 blocks per SM)
-      fresh[j]          = no_slot;
-      long long const i = base + j * B + threadIdx.x;
-      if (full || i < hi) accumulate(k[j], v[j], fresh[j]);
+      fresh[j] = no_slot;
+      if (full) {
+        accumulate(warp, k[j], v[j], fresh[j]);
+      } else if (base + j * B + threadIdx.x < hi) {
+        accumulate(cg::coalesced_threads(), k[j], v[j], fresh[j]);
+      }
     }
     if constexpr (local_table) {
       if (!bypass && ++window == tune.bypass_window) {
@@ -190,7 +180,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
         window = tries = misses = 0;
       }
     }
-    group_by_record_rows<B, I>(fresh, table, warp_rows, warp_base);
+    group_by_record_rows<I>(fresh, table);
   }
 
   if constexpr (local_table) {  // the block's table (and the free key's slot S) into the global one
@@ -208,7 +198,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
           if (table.add(kb, val, op, mix_bits(kb), slot)) fresh[j] = slot;
         }
       }
-      group_by_record_rows<B, I>(fresh, table, warp_rows, warp_base);
+      group_by_record_rows<I>(fresh, table);
     }
   }
 }

@@ -60,6 +60,15 @@ TEST_CASE("histogram_even: integer bin edges, the 32-bit fast form and the 64-bi
   check(std::int16_t{}, -30000, 30000, 300, true);                     // 16-bit samples: 32-bit arithmetic
   check(std::uint16_t{}, 1, 65535, 257, true);
   check(std::uint8_t{}, 0, 255, 17, true);                             // uint8 levels: 32-bit arithmetic
+  // bins of a power-of-two width: the shift form
+  check(std::int32_t{}, 7, 7 + 4096, 4096, true);                      // width 1
+  check(std::int32_t{}, -1000, -1000 + 256 * 4, 256, true);            // width 4
+  check(std::int32_t{}, -(1 << 30), 1 << 30, 1 << 16, true);           // width 2^15, a 2^31 range
+  check(std::uint32_t{}, 3, 3 + (1ull << 31) + (1ull << 30), 3, true); // width 2^30
+  check(std::int64_t{}, -5, -5 + (1ll << 31), 1 << 20, true);          // width 2^11, 64-bit samples
+  check(std::int16_t{}, -16384, 16384, 128, true);                     // width 256, 16-bit samples
+  check(std::int32_t{}, 0, 3 * 1024, 3, true);                         // width 1024 = range / 3
+  check(std::int32_t{}, 0, 6 * 1000, 6, true);                         // width 1000: not a power of two
 }
 
 TEST_CASE_TEMPLATE("histogram_even: floating-point bin edges, NaN and infinities", T, float, double) {

@@ -44,6 +44,8 @@ struct even_scale {
   cuda::std::uint32_t a{};  ///< fast form: bins / range ...
   cuda::std::uint32_t b{};  ///< ... bins % range ...
   cuda::std::uint64_t m{};  ///< ... floor(b * 2^64 / range)
+  unsigned shift  = 0;      ///< fast form with range = bins * 2^shift: the bin is d >> shift
+  bool pow2       = false;
   bool fast       = false;  ///< integers whose differences and range fit 32 bits
   unsigned num_bins = 0;
 
@@ -83,6 +85,12 @@ struct even_scale {
         a = static_cast<cuda::std::uint32_t>(q);
         b = static_cast<cuda::std::uint32_t>(static_cast<cuda::std::uint64_t>(bins) - q * r);
         m = static_cast<cuda::std::uint64_t>((static_cast<unsigned __int128>(b) << 64) / r);
+        // bins of a power-of-two width (bins * 2^k == range): floor(d * bins / range) = d >> k
+        cuda::std::uint64_t const w = r / static_cast<cuda::std::uint64_t>(bins);
+        if (w * static_cast<cuda::std::uint64_t>(bins) == r && (w & (w - 1)) == 0) {
+          pow2 = true;
+          while ((cuda::std::uint64_t{1} << shift) < w) ++shift;
+        }
       }
     }
     return cudaSuccess;
@@ -97,11 +105,12 @@ struct even_scale {
     }
   }
 
-  /// The same bin for integers when `fast`: bins/range = a + b/range, so the bin is
-  /// a*d + floor(d*b/range); the high half of d*m is that floor or one less, and one comparison
-  /// of exact 64-bit products tells which.
+  /// The same bin for integers when `fast`: a shift for bins of a power-of-two width; otherwise
+  /// bins/range = a + b/range, so the bin is a*d + floor(d*b/range); the high half of d*m is that
+  /// floor or one less, and one comparison of exact 64-bit products tells which.
   TILEWISE_DEVICE unsigned fast_bin(common_t s) const {
     auto const d = static_cast<cuda::std::uint32_t>(static_cast<wide_t>(sub(s, lo)));
+    if (pow2) return d >> shift;
     auto const mh = static_cast<cuda::std::uint32_t>(m >> 32), ml = static_cast<cuda::std::uint32_t>(m);
     auto q = static_cast<cuda::std::uint32_t>((static_cast<cuda::std::uint64_t>(d) * mh + __umulhi(d, ml)) >> 32);
     q += static_cast<cuda::std::uint64_t>(d) * b >= static_cast<cuda::std::uint64_t>(q + 1) * range;

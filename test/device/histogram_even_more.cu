@@ -63,7 +63,7 @@ TEST_CASE("histogram_even: integer bin edges, the 32-bit fast form and the 64-bi
   // bins of a power-of-two width: the shift form
   check(std::int32_t{}, 7, 7 + 4096, 4096, true);                      // width 1
   check(std::int32_t{}, -1000, -1000 + 256 * 4, 256, true);            // width 4
-  check(std::int32_t{}, -(1 << 30), 1 << 30, 1 << 16, true);           // width 2^15, a 2^31 range
+  check(std::int32_t{}, -(1 << 29), 1 << 29, 1 << 16, true);           // width 2^14, a 2^30 range
   check(std::uint32_t{}, 3, 3 + (1ull << 31) + (1ull << 30), 3, true); // width 2^30
   check(std::int64_t{}, -5, -5 + (1ll << 31), 1 << 20, true);          // width 2^11, 64-bit samples
   check(std::int16_t{}, -16384, 16384, 128, true);                     // width 256, 16-bit samples

@@ -27,11 +27,15 @@ inline int max_log2_setting() {
 inline int max_log2() { return max_log2_setting() > 0 ? max_log2_setting() : 28; }
 
 /// Whether the cases above 2^31 elements run: unless TILEWISE_TEST_MAX_LOG2 is set below 31
-/// (the sanitizer runs of scripts/gpu-check.sh set 18). The plain CTest run sets nothing.
+/// (the sanitizer runs of scripts/gpu-check.sh set 16). The plain CTest run sets nothing.
 inline bool above_2_31() {
   int const n = max_log2_setting();
   return n == 0 || n >= 31;
 }
+
+/// Whether this is one of the reduced runs under compute-sanitizer (TILEWISE_TEST_MAX_LOG2 set
+/// below 31), where the tool may serialize launches and stretch host-side timing.
+inline bool sanitizer_run() { return !above_2_31(); }
 
 /// 0, 1, 2, 31, 33, 1023, 1025, and 2^k - 1, 2^k, 2^k + 1 for k = 4, 8, 11, 12, 13, 16, 20, 24, 28
 /// up to 2^max_log2().

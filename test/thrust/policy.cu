@@ -107,7 +107,12 @@ TEST_CASE("par_nosync: the scans return with their kernels still queued (no sync
     h.release();
     TW_CUDA_CHECK(cudaStreamSynchronize(s));
     CHECK(busy == cudaErrorNotReady);  // the calls returned while the stream was held
-    CHECK_FALSE(h.gave_up());
+    if (!tw_test::sanitizer_run()) {
+      CHECK_FALSE(h.gave_up());  // ... and the hold lasted until the host released it
+    } else if (h.gave_up()) {
+      MESSAGE("the hold timed out: compute-sanitizer serialized the launches behind it (racecheck "
+              "does); the plain CTest run checks that the calls return while it holds");
+    }
     CHECK(differences(a, inc) == 0);
     CHECK(differences(b, exc) == 0);
   };

@@ -376,8 +376,11 @@ row measure(algo a, long long n, std::size_t l2_bytes, timer const& tm, cudaStre
   T* const theirs     = device_alloc<T>(std::size_t(n));
   std::int32_t* theirs_hist = device_alloc<std::int32_t>(bins);
   result<T> const x = call(impl::thrust, a, r, b, n, s, temp, temp_bytes);
-  TW_BENCH_CUDA(cudaMemcpy(theirs, b.out, std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
-  TW_BENCH_CUDA(cudaMemcpy(theirs_hist, b.hist, bins * sizeof(std::int32_t), cudaMemcpyDeviceToDevice));
+  // On the call's stream and finished before the next call: a device-to-device cudaMemcpy returns
+  // before it has copied, and the legacy stream it runs in does not order a non-blocking stream.
+  TW_BENCH_CUDA(cudaMemcpyAsync(theirs, b.out, std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, s));
+  TW_BENCH_CUDA(cudaMemcpyAsync(theirs_hist, b.hist, bins * sizeof(std::int32_t), cudaMemcpyDeviceToDevice, s));
+  TW_BENCH_CUDA(cudaStreamSynchronize(s));
   result<T> const y = call(impl::tilewise, a, r, b, n, s, temp, temp_bytes);
   bool agree        = x.value == y.value && x.count == y.count;
   auto const mine   = thrust::device_ptr<T>(b.out);

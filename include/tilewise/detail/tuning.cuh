@@ -138,18 +138,15 @@ struct device_scan_sm90 {
                             .long_delay_ns        = 2500,
                             .long_delay_min_tiles = 2048}};
 };
-/// Not measured: the sm_90 shape and sleeps, no register cap (elsewhere shared memory bounds the
-/// blocks per multiprocessor differently).
+/// A table without its register caps: the fallback of the tables below, whose shapes and sleeps
+/// are the sm_90 ones (older SMs hold fewer threads, so the caps measured there do not carry over).
+__host__ __device__ constexpr device_scan_tuning without_register_caps(device_scan_tuning t) {
+  t.min_blocks = t.min_blocks_flagged8 = t.min_blocks_wide = 0;
+  return t;
+}
+/// Not measured: the sm_90 table without register caps.
 struct device_scan_fallback {
-  static constexpr device_scan_tuning value{
-    .block               = 256,
-    .tile_bytes          = 32768,
-    .wide_items          = 4,
-    .items               = 0,
-    .min_blocks          = 0,
-    .min_blocks_flagged8 = 0,
-    .min_blocks_wide     = 0,
-    .look_back           = device_scan_sm90::value.look_back};
+  static constexpr device_scan_tuning value = without_register_caps(device_scan_sm90::value);
 };
 /// The table of the target being compiled (the shape, which the host sizes grids from, is equal).
 struct device_scan_tuned {
@@ -181,15 +178,13 @@ struct copy_if_sm90 {
                                         .warp_compact       = false,
                                         .look_back          = device_scan_sm90::value.look_back};
 };
-/// Not measured: the sm_90 shape and sleeps, no register cap.
+__host__ __device__ constexpr copy_if_tuning without_register_caps(copy_if_tuning t) {
+  t.min_blocks = 0;
+  return t;
+}
+/// Not measured: the sm_90 table without register caps.
 struct copy_if_fallback {
-  static constexpr copy_if_tuning value{.block              = 256,
-                                        .tile_bytes         = 32768,
-                                        .wide_items         = 4,
-                                        .min_blocks         = 0,
-                                        .flagged_tile_bytes = 40960,
-                                        .warp_compact       = false,
-                                        .look_back          = device_scan_sm90::value.look_back};
+  static constexpr copy_if_tuning value = without_register_caps(copy_if_sm90::value);
 };
 /// The table of the target being compiled (the shape is equal).
 struct copy_if_tuned {
@@ -227,20 +222,14 @@ struct histogram_even_sm90 {
                                                .max_cluster       = 16,
                                                .max_passes        = 8};
 };
-/// Not measured: the sm_90 values without the register caps (older SMs hold fewer threads); the
-/// host sizes grids from the shape, which is equal.
+__host__ __device__ constexpr histogram_even_tuning without_register_caps(histogram_even_tuning t) {
+  t.min_blocks = t.byte_min_blocks = 1;
+  return t;
+}
+/// Not measured: the sm_90 table without register caps; the host sizes grids from the shape,
+/// which is equal.
 struct histogram_even_fallback {
-  static constexpr histogram_even_tuning value{.block             = 512,
-                                               .vectors           = 2,
-                                               .min_blocks        = 1,
-                                               .byte_vectors      = 4,
-                                               .byte_min_blocks   = 1,
-                                               .copies_bytes      = 32768,
-                                               .max_copies        = 32,
-                                               .min_blocks_per_sm = 2,
-                                               .max_shared_passes = 3,
-                                               .max_cluster       = 16,
-                                               .max_passes        = 8};
+  static constexpr histogram_even_tuning value = without_register_caps(histogram_even_sm90::value);
 };
 struct histogram_even_tuned {
   static constexpr histogram_even_tuning value = for_arch(histogram_even_sm90::value, histogram_even_fallback::value);

@@ -50,19 +50,14 @@ template <class Derived, class InputIt, class OutputIt, class Pred>
 OutputIt copy_if(thrust::cuda_cub::execution_policy<Derived> const& policy, InputIt first, InputIt last,
                  OutputIt result, Pred pred) {
   constexpr char const* call = "tilewise::copy_if";
-  auto& p                    = detail::derived_policy(policy);
-  std::int64_t const n       = detail::checked_count(first, last, call);
-  if (n == 0) {
+  auto const r               = detail::checked_range(first, last, result, call);
+  if (r.n == 0) {
     return result;
   }
-  auto const in  = detail::canonical_input(first);
-  auto const out = detail::canonical_iterator(result);
-  detail::check_not_null(in, call, "first is a null pointer");
-  detail::check_not_null(out, call, "result is a null pointer");
   std::int64_t const count = detail::run_two_phase_result<std::int64_t>(
-    p,
+    detail::derived_policy(policy),
     [&](void* temp, std::size_t& bytes, std::int64_t* selected, cudaStream_t s) {
-      return device::copy_if(temp, bytes, in, out, selected, n, pred, s);
+      return device::copy_if(temp, bytes, r.in, r.out, selected, r.n, pred, s);
     },
     call);
   return result + count;
@@ -84,22 +79,17 @@ template <class Derived, class InputIt, class StencilIt, class OutputIt, class P
 OutputIt copy_if(thrust::cuda_cub::execution_policy<Derived> const& policy, InputIt first, InputIt last,
                  StencilIt stencil, OutputIt result, Pred pred) {
   constexpr char const* call = "tilewise::copy_if";
-  auto& p                    = detail::derived_policy(policy);
-  std::int64_t const n       = detail::checked_count(first, last, call);
-  if (n == 0) {
+  auto const r               = detail::checked_range(first, last, result, call);
+  if (r.n == 0) {
     return result;
   }
-  auto const in  = detail::canonical_input(first);
-  auto const st  = detail::canonical_input(stencil);
-  auto const out = detail::canonical_iterator(result);
-  detail::check_not_null(in, call, "first is a null pointer");
+  auto const st = detail::canonical_input(stencil);
   detail::check_not_null(st, call, "stencil is a null pointer");
-  detail::check_not_null(out, call, "result is a null pointer");
   auto const flags         = thrust::make_transform_iterator(st, detail::stencil_flag<Pred>{pred});
   std::int64_t const count = detail::run_two_phase_result<std::int64_t>(
-    p,
+    detail::derived_policy(policy),
     [&](void* temp, std::size_t& bytes, std::int64_t* selected, cudaStream_t s) {
-      return device::copy_flagged(temp, bytes, in, flags, out, selected, n, s);
+      return device::copy_flagged(temp, bytes, r.in, flags, r.out, selected, r.n, s);
     },
     call);
   return result + count;

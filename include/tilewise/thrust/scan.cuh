@@ -55,21 +55,19 @@ template <class Derived, class InputIt, class OutputIt, class Op>
 OutputIt inclusive_scan(thrust::cuda_cub::execution_policy<Derived> const& policy, InputIt first, InputIt last,
                         OutputIt result, Op op) {
   constexpr char const* call = "tilewise::inclusive_scan";
-  auto& p                    = detail::derived_policy(policy);
-  std::int64_t const n       = detail::checked_count(first, last, call);
-  if (n == 0) {
+  auto const r               = detail::checked_range(first, last, result, call);
+  if (r.n == 0) {
     return result;
   }
-  using V        = typename thrust::iterator_traits<InputIt>::value_type;
-  auto const in  = detail::canonical_input(first);
-  auto const out = detail::canonical_iterator(result);
-  detail::check_not_null(in, call, "first is a null pointer");
-  detail::check_not_null(out, call, "result is a null pointer");
-  auto const o   = detail::canonical<V>(op);
+  using V      = typename thrust::iterator_traits<InputIt>::value_type;
+  auto const o = detail::canonical<V>(op);
   detail::run_two_phase(
-    p, [&](void* temp, std::size_t& bytes, cudaStream_t s) { return device::inclusive_scan(temp, bytes, in, out, n, o, s); },
+    detail::derived_policy(policy),
+    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+      return device::inclusive_scan(temp, bytes, r.in, r.out, r.n, o, s);
+    },
     call);
-  return result + n;
+  return result + r.n;
 }
 
 /// @brief Inclusive prefix sum, as thrust::inclusive_scan(policy, first, last, result).
@@ -101,24 +99,22 @@ template <class Derived, class InputIt, class OutputIt, class T, class Op>
 OutputIt inclusive_scan(thrust::cuda_cub::execution_policy<Derived> const& policy, InputIt first, InputIt last,
                         OutputIt result, T init, Op op) {
   constexpr char const* call = "tilewise::inclusive_scan";
-  auto& p                    = detail::derived_policy(policy);
-  std::int64_t const n       = detail::checked_count(first, last, call);
-  if (n == 0) {
+  auto const r               = detail::checked_range(first, last, result, call);
+  if (r.n == 0) {
     return result;
   }
-  using V        = typename thrust::iterator_traits<InputIt>::value_type;
-  using A        = cuda::std::decay_t<cuda::std::invoke_result_t<Op&, T const&, V const&>>;
-  auto const src = detail::canonical_input(first);
-  detail::check_not_null(src, call, "first is a null pointer");
-  detail::check_not_null(detail::canonical_iterator(result), call, "result is a null pointer");
-  auto const o   = detail::canonical<A>(op);
-  auto const in  = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
-                                                   detail::seeded_input<decltype(src), A, decltype(o)>{src, A(init), o});
-  auto const out = detail::canonical_iterator(result);
+  using V       = typename thrust::iterator_traits<InputIt>::value_type;
+  using A       = cuda::std::decay_t<cuda::std::invoke_result_t<Op&, T const&, V const&>>;
+  auto const o  = detail::canonical<A>(op);
+  auto const in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
+                                                  detail::seeded_input<decltype(r.in), A, decltype(o)>{r.in, A(init), o});
   detail::run_two_phase(
-    p, [&](void* temp, std::size_t& bytes, cudaStream_t s) { return device::inclusive_scan(temp, bytes, in, out, n, o, s); },
+    detail::derived_policy(policy),
+    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+      return device::inclusive_scan(temp, bytes, in, r.out, r.n, o, s);
+    },
     call);
-  return result + n;
+  return result + r.n;
 }
 
 /// @brief Exclusive prefix scan, as thrust::exclusive_scan: `result[0] = init`,
@@ -145,23 +141,18 @@ template <class Derived, class InputIt, class OutputIt, class T, class Op>
 OutputIt exclusive_scan(thrust::cuda_cub::execution_policy<Derived> const& policy, InputIt first, InputIt last,
                         OutputIt result, T init, Op op) {
   constexpr char const* call = "tilewise::exclusive_scan";
-  auto& p                    = detail::derived_policy(policy);
-  std::int64_t const n       = detail::checked_count(first, last, call);
-  if (n == 0) {
+  auto const r               = detail::checked_range(first, last, result, call);
+  if (r.n == 0) {
     return result;
   }
-  auto const in  = detail::canonical_input(first);
-  auto const out = detail::canonical_iterator(result);
-  detail::check_not_null(in, call, "first is a null pointer");
-  detail::check_not_null(out, call, "result is a null pointer");
-  auto const o   = detail::canonical<T>(op);
+  auto const o = detail::canonical<T>(op);
   detail::run_two_phase(
-    p,
+    detail::derived_policy(policy),
     [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-      return device::exclusive_scan(temp, bytes, in, out, n, o, init, s);
+      return device::exclusive_scan(temp, bytes, r.in, r.out, r.n, o, init, s);
     },
     call);
-  return result + n;
+  return result + r.n;
 }
 
 /// @brief Exclusive prefix sum from `init`, as thrust::exclusive_scan(policy, first, last, result, init).

@@ -8,7 +8,11 @@
 #include <cuda/std/functional>
 #include <cuda/std/type_traits>
 
+#include <cstdint>
+
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
+
+#include <tilewise/detail/thrust/policy.cuh>
 
 namespace tilewise::detail {
 
@@ -61,6 +65,25 @@ auto canonical_input(It it) {
   } else {
     return p;
   }
+}
+
+/// A call's input range and output as the device call takes them (canonical_input,
+/// canonical_iterator), checked: `n` = last - first, std::invalid_argument("<call>: last < first")
+/// when negative, and "first is a null pointer" / "result is a null pointer" for null raw
+/// pointers when the range is not empty.
+template <class InputIt, class OutputIt>
+auto checked_range(InputIt first, InputIt last, OutputIt result, char const* call) {
+  struct range {
+    std::int64_t n;
+    decltype(canonical_input(first)) in;
+    decltype(canonical_iterator(result)) out;
+  };
+  range const r{checked_count(first, last, call), canonical_input(first), canonical_iterator(result)};
+  if (r.n > 0) {
+    check_not_null(r.in, call, "first is a null pointer");
+    check_not_null(r.out, call, "result is a null pointer");
+  }
+  return r;
 }
 
 }  // namespace tilewise::detail

@@ -67,14 +67,16 @@ struct alloc_counts {
   long long outstanding   = 0;  ///< bytes allocated and not yet returned
 };
 
-/// A Thrust allocator (value_type char) over cudaMalloc / cudaFree that counts what it does.
+/// A Thrust allocator (value_type char) over cudaMalloc / cudaFree that counts what it does. Its
+/// blocks are poisoned, as the device tests poison their temp storage (and as the pool is written
+/// once in scratch_pool_written.cu), so initcheck reports only real reads of unwritten memory.
 struct counting_allocator {
   using value_type = char;
   alloc_counts* counts;
 
   char* allocate(std::size_t n) {
     void* p = nullptr;
-    if (cudaMalloc(&p, n) != cudaSuccess) throw std::bad_alloc();
+    if (cudaMalloc(&p, n) != cudaSuccess || cudaMemset(p, 0xA5, n) != cudaSuccess) throw std::bad_alloc();
     ++counts->allocations;
     counts->outstanding += static_cast<long long>(n);
     return static_cast<char*>(p);
@@ -87,6 +89,7 @@ struct counting_allocator {
 };
 
 /// A caching allocator: returned blocks are kept and handed out again; counts its cudaMallocs.
+/// New blocks are poisoned, as counting_allocator's.
 class caching_allocator {
  public:
   using value_type = char;
@@ -108,7 +111,7 @@ class caching_allocator {
       free_.erase(it);
     } else {
       void* q = nullptr;
-      if (cudaMalloc(&q, n) != cudaSuccess) throw std::bad_alloc();
+      if (cudaMalloc(&q, n) != cudaSuccess || cudaMemset(q, 0xA5, n) != cudaSuccess) throw std::bad_alloc();
       p = static_cast<char*>(q);
       ++mallocs;
     }

@@ -5,7 +5,7 @@
 #   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N]
 #                              [--build DIR]
-#   --no-sanitizers skips the compute-sanitizer runs (eight at a time): for a benchmark run;
+#   --no-sanitizers skips the compute-sanitizer runs (one per core at a time): for a benchmark run;
 #   resolving an issue needs the full run. --no-ctest skips the CTest suite (for a run split in
 #   parts: build and ctest, then --no-ctest for the sanitizers and benchmarks).
 #   --sanitizers-part K/N runs the K-th of N equal shares of the sanitizer runs (for a check split
@@ -94,10 +94,11 @@ elif ! command -v compute-sanitizer >/dev/null; then
 else
   echo "== compute-sanitizer (at ${SECONDS} s)"
   # Fewer random seeds and smaller inputs under the sanitizers: every case still runs, on one seed,
-  # the device-wide ones up to 2^16 elements (still several tiles and blocks in every algorithm;
-  # the plain CTest run above covers many seeds, 2^28 and > 2^31).
+  # the device-wide ones on one or two sizes per size class up to 2^16 + 1 elements (still several
+  # tiles and blocks in every algorithm; the plain CTest run above covers every size, many seeds,
+  # 2^28 and > 2^31).
   export TILEWISE_TEST_SEEDS=1 TILEWISE_TEST_MAX_LOG2=16
-  # The runs are mostly host-side work: TILEWISE_SANITIZER_JOBS of them (default 8) go at once,
+  # The runs are mostly host-side work: TILEWISE_SANITIZER_JOBS of them (default: one per core) go at once,
   # each a process of its own (the GPU time-slices between them); results print in a fixed order.
   sanitize_one() {  # sanitize_one EXE TOOL: writes NAME.log, NAME.rc and NAME.secs
     local name extra start
@@ -109,7 +110,7 @@ else
     echo $? >"$logs/$name.rc"
     echo $(( $(date +%s) - start )) >"$logs/$name.secs"
   }
-  par=${TILEWISE_SANITIZER_JOBS:-8}
+  par=${TILEWISE_SANITIZER_JOBS:-$jobs}
   part_k=${part%/*}
   part_n=${part#*/}
   # The device-wide suites run longest (minutes each under racecheck and initcheck): they go

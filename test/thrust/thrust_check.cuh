@@ -67,6 +67,13 @@ struct alloc_counts {
   long long outstanding   = 0;  ///< bytes allocated and not yet returned
 };
 
+/// Fills a new block with 0xA5 and waits for it: the memset runs in the default stream, which a
+/// call on a non-blocking stream does not wait for, so an unfinished memset could overwrite what
+/// the call's kernel writes into the block.
+inline bool poisoned(void* p, std::size_t n) {
+  return cudaMemset(p, 0xA5, n) == cudaSuccess && cudaStreamSynchronize(nullptr) == cudaSuccess;
+}
+
 /// A Thrust allocator (value_type char) over cudaMalloc / cudaFree that counts what it does. Its
 /// blocks are poisoned, as the device tests poison their temp storage (and as the pool is written
 /// once in scratch_pool_written.cu), so initcheck reports only real reads of unwritten memory.
@@ -76,7 +83,7 @@ struct counting_allocator {
 
   char* allocate(std::size_t n) {
     void* p = nullptr;
-    if (cudaMalloc(&p, n) != cudaSuccess || cudaMemset(p, 0xA5, n) != cudaSuccess) throw std::bad_alloc();
+    if (cudaMalloc(&p, n) != cudaSuccess || !poisoned(p, n)) throw std::bad_alloc();
     ++counts->allocations;
     counts->outstanding += static_cast<long long>(n);
     return static_cast<char*>(p);
@@ -111,7 +118,7 @@ class caching_allocator {
       free_.erase(it);
     } else {
       void* q = nullptr;
-      if (cudaMalloc(&q, n) != cudaSuccess || cudaMemset(q, 0xA5, n) != cudaSuccess) throw std::bad_alloc();
+      if (cudaMalloc(&q, n) != cudaSuccess || !poisoned(q, n)) throw std::bad_alloc();
       p = static_cast<char*>(q);
       ++mallocs;
     }

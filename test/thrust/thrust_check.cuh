@@ -75,8 +75,8 @@ inline bool poisoned(void* p, std::size_t n) {
 }
 
 /// A Thrust allocator (value_type char) over cudaMalloc / cudaFree that counts what it does. Its
-/// blocks are poisoned, as the device tests poison their temp storage (and as the pool is written
-/// once in scratch_pool_written.cu), so initcheck reports only real reads of unwritten memory.
+/// blocks are poisoned, as the device tests poison their temp storage, so that initcheck's reports
+/// on this path would be real reads of unwritten memory.
 struct counting_allocator {
   using value_type = char;
   alloc_counts* counts;

@@ -65,7 +65,7 @@ inline constexpr bool redux_capable =
 /// Identity element of a known op (lets partial tiles run the full-tile path).
 /// For floating-point plus it is -0.0, which leaves every value, -0.0 included, unchanged.
 template <op_kind K, class T>
-TILEWISE_DEVICE constexpr T identity() {
+__host__ __device__ constexpr T identity() {
   using lim = cuda::std::numeric_limits<T>;
   if constexpr (K == op_kind::plus) {
     if constexpr (cuda::std::is_floating_point_v<T>) {

@@ -1,6 +1,7 @@
 cmake_minimum_required(VERSION 3.25)
 # Fails when a header of include/tilewise includes a header of a higher floor.
-# Floors, lowest first: ground (detail/*.cuh), tile, block, grid | device (siblings), thrust, umbrella.
+# Floors, lowest first: ground (detail/*.cuh), tile, block, grid | device (siblings), thrust | dist
+# (siblings), umbrella.
 # A public header may include public headers and internals of its own floor and of lower floors;
 # an internal header (detail/...) may include internals of its own floor and lower floors, and
 # public headers of strictly lower floors only (never the public shell over itself).
@@ -15,12 +16,12 @@ function(floor_of path out_floor out_detail)
   if(path MATCHES "^tilewise/detail/")
     set(detail TRUE)
     string(REGEX REPLACE "^tilewise/detail/" "" rest "${path}")
-    if(rest MATCHES "^(block|grid|device|thrust)/")
+    if(rest MATCHES "^(block|grid|device|thrust|dist)/")
       set(floor ${CMAKE_MATCH_1})
     else()
       set(floor ground)
     endif()
-  elseif(path MATCHES "^tilewise/(tile|block|grid|device|thrust)/")
+  elseif(path MATCHES "^tilewise/(tile|block|grid|device|thrust|dist)/")
     set(floor ${CMAKE_MATCH_1})
   elseif(path STREQUAL "tilewise/api.hpp")
     set(floor ground)  # plain C++ declarations: includes nothing of tilewise
@@ -38,7 +39,8 @@ set(reach_block ground tile block)
 set(reach_grid ground tile block grid)
 set(reach_device ground tile block device)
 set(reach_thrust ground tile block device thrust)
-set(reach_umbrella ground tile block grid device thrust umbrella)
+set(reach_dist ground tile block device dist)
+set(reach_umbrella ground tile block grid device thrust dist umbrella)
 
 file(GLOB_RECURSE headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/tilewise/*.cuh ${INCLUDE_DIR}/tilewise/*.hpp)
 set(violations 0)

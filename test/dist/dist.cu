@@ -12,6 +12,7 @@
 
 #include <barrier>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <numeric>
 #include <thread>
@@ -257,6 +258,7 @@ void check_histogram(int bins, Level lower, Level upper) {
 class all_devices {
  public:
   all_devices() {
+    ::setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast off
     TW_CUDA_CHECK(cudaGetDeviceCount(&count_));
     comms_.resize(static_cast<std::size_t>(count_));
     REQUIRE(ncclCommInitAll(comms_.data(), count_, nullptr) == ncclSuccess);

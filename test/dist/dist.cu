@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -35,13 +37,40 @@ __global__ void sum_slots_kernel(C const* slots, int ranks, std::size_t count, C
   }
 }
 
-/// The exchange of `ranks` host threads on one GPU: each copies its part into `staging`, waits for
-/// the others at the barrier, reads the whole, and waits again before `staging` is reused.
+/// Where each rank's buckets are, for thread_exchange::all_to_all_v.
+struct published_sends {
+  std::vector<unsigned char const*> base;
+  std::vector<std::vector<unsigned long long>> at;
+  explicit published_sends(int ranks) : base(std::size_t(ranks)), at(std::size_t(ranks)) {}
+};
+
+/// The exchange of `ranks` host threads on one GPU: each copies its part into `staging` (or
+/// publishes where its buckets are), waits for the others at the barrier, reads what is its, and
+/// waits again before anything is reused.
 struct thread_exchange {
   std::barrier<>* sync;
   unsigned char* staging;
   int rank;
   int ranks;
+  published_sends* sends;
+
+  cudaError_t all_to_all_v(void const* send, unsigned long long const* send_at, unsigned long long const*,
+                           void* recv, unsigned long long const* recv_at, unsigned long long const* recv_n,
+                           std::size_t item_bytes, int me, int count, cudaStream_t s) const {
+    cudaError_t e = cudaStreamSynchronize(s);  // the buckets are complete before others read them
+    sends->base[std::size_t(me)] = static_cast<unsigned char const*>(send);
+    sends->at[std::size_t(me)].assign(send_at, send_at + count);
+    sync->arrive_and_wait();
+    for (int p = 0; p < count && e == cudaSuccess; ++p) {
+      if (recv_n[p] == 0) continue;
+      e = cudaMemcpyAsync(static_cast<unsigned char*>(recv) + recv_at[p] * item_bytes,
+                          sends->base[std::size_t(p)] + sends->at[std::size_t(p)][std::size_t(me)] * item_bytes,
+                          recv_n[p] * item_bytes, cudaMemcpyDeviceToDevice, s);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    sync->arrive_and_wait();
+    return e;
+  }
 
   cudaError_t all_gather(void const* send, void* recv, std::size_t bytes, cudaStream_t s) const {
     cudaError_t e = cudaMemcpyAsync(staging + std::size_t(rank) * bytes, send, bytes, cudaMemcpyDeviceToDevice, s);
@@ -74,6 +103,7 @@ template <class Call>
 std::vector<cudaError_t> run_ranks(int ranks, std::size_t staging_bytes, Call call) {
   std::barrier<> sync(ranks);
   device_buffer<unsigned char> staging(staging_bytes);
+  published_sends sends(ranks);
   std::vector<cudaError_t> rc(std::size_t(ranks), cudaErrorUnknown);
   int dev = 0;
   TW_CUDA_CHECK(cudaGetDevice(&dev));
@@ -84,7 +114,7 @@ std::vector<cudaError_t> run_ranks(int ranks, std::size_t staging_bytes, Call ca
       cudaStream_t s = nullptr;
       cudaError_t e  = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       if (e == cudaSuccess) {
-        e = call(k, tilewise::detail::rank_info{k, ranks}, thread_exchange{&sync, staging.get(), k, ranks}, s);
+        e = call(k, tilewise::detail::rank_info{k, ranks}, thread_exchange{&sync, staging.get(), k, ranks, &sends}, s);
         cudaError_t const w = cudaStreamSynchronize(s);
         if (e == cudaSuccess) e = w;
         cudaStreamDestroy(s);
@@ -254,6 +284,104 @@ void check_histogram(int bins, Level lower, Level upper) {
   }
 }
 
+template <class K>
+__global__ void group_keys_kernel(K* keys, std::int64_t* values, long long n, unsigned long long distinct,
+                                  std::uint64_t seed) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
+    std::uint64_t const r = mix64(std::uint64_t(i) ^ mix64(seed));
+    std::uint64_t const d = distinct == 0 ? std::uint64_t(i) : r % distinct;
+    // Spread over the whole key range, extreme values included (d = 0 and 1 give the ends).
+    keys[i]   = d == 0 ? cuda::std::numeric_limits<K>::min() : d == 1 ? cuda::std::numeric_limits<K>::max()
+                                                                      : K(mix64(d));
+    values[i] = std::int64_t(r >> 40) - (1ll << 23);
+  }
+}
+
+/// dist::group_by's rows of all ranks together against a host reference: every key once (on one
+/// rank), its sum and maximum exact.
+template <class K>
+void check_group_by(unsigned long long distinct) {
+  for (auto const& sizes : shardings()) {
+    CAPTURE(sizes.size());
+    CAPTURE(distinct);
+    int const ranks     = int(sizes.size());
+    auto const off      = offsets_of(sizes);
+    long long const all = off.back();
+    device_buffer<K> keys(std::size_t(all) + 1), keys_out(2 * std::size_t(ranks) * (std::size_t(all) + 1));
+    device_buffer<std::int64_t> values(std::size_t(all) + 1), sums(std::size_t(ranks) * (std::size_t(all) + 1)),
+      maxes(std::size_t(ranks) * (std::size_t(all) + 1)), counts(std::size_t(ranks) * 2);
+    if (all > 0) {
+      group_keys_kernel<<<1024, 256>>>(keys.get(), values.get(), all, distinct, 99 + all);
+      TW_CHECK_LAUNCH();
+    }
+    counts.poison();
+    auto const stride = std::size_t(all) + 1;
+    for (int pass = 0; pass < 2; ++pass) {  // plus, then maximum (keys again, through another call)
+      auto const rc = run_ranks(ranks, std::size_t(ranks) * (std::size_t(ranks) + 1) * 8,
+                                [&](int k, auto info, auto x, cudaStream_t s) -> cudaError_t {
+        K const* kin            = keys.get() + off[std::size_t(k)];
+        std::int64_t const* vin = values.get() + off[std::size_t(k)];
+        K* kout                 = keys_out.get() + (std::size_t(pass) * std::size_t(ranks) + std::size_t(k)) * stride;
+        std::int64_t* aout      = (pass == 0 ? sums.get() : maxes.get()) + std::size_t(k) * stride;
+        std::int64_t* nout      = counts.get() + std::size_t(k) * 2 + pass;
+        long long const n       = sizes[std::size_t(k)];
+        auto const call         = [&](void* temp, std::size_t& bytes) {
+          return pass == 0 ? tilewise::detail::dispatch_dist_group_by(temp, bytes, kin, vin, kout, aout, nout, n, all,
+                                                                      cuda::std::plus<>{}, info, x, s)
+                           : tilewise::detail::dispatch_dist_group_by(temp, bytes, kin, vin, kout, aout, nout, n, all,
+                                                                      cuda::maximum<>{}, info, x, s);
+        };
+        std::size_t bytes = 0;
+        TILEWISE_RETURN_IF_ERROR(call(nullptr, bytes));
+        void* temp = nullptr;
+        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
+        TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(temp, 0xA5, bytes, s));
+        cudaError_t const e = call(temp, bytes);
+        cudaStreamSynchronize(s);
+        cudaFree(temp);
+        return e;
+      });
+      REQUIRE(all_success(rc));
+    }
+    // Host reference.
+    auto const hk = keys.download();
+    auto const hv = values.download();
+    std::map<K, std::pair<std::int64_t, std::int64_t>> ref;
+    for (long long i = 0; i < all; ++i) {
+      auto [it, fresh] = ref.try_emplace(hk[std::size_t(i)], hv[std::size_t(i)], hv[std::size_t(i)]);
+      if (!fresh) {
+        it->second.first += hv[std::size_t(i)];
+        it->second.second = std::max(it->second.second, hv[std::size_t(i)]);
+      }
+    }
+    auto const hc = counts.download();
+    auto const ko = keys_out.download();
+    auto const so = sums.download();
+    auto const mo = maxes.download();
+    std::map<K, std::int64_t> got_sum, got_max;
+    long long rows = 0;
+    for (int k = 0; k < ranks; ++k) {
+      CAPTURE(k);
+      CHECK(hc[std::size_t(k) * 2] == hc[std::size_t(k) * 2 + 1]);  // the same owner for a key in both calls
+      rows += hc[std::size_t(k) * 2];
+      for (std::int64_t j = 0; j < hc[std::size_t(k) * 2]; ++j) {
+        std::size_t const at = std::size_t(k) * stride + std::size_t(j);
+        CHECK(got_sum.emplace(ko[at], so[at]).second);  // once over all ranks
+        CHECK(got_max.emplace(ko[std::size_t(ranks) * stride + at], mo[at]).second);
+      }
+    }
+    CHECK(rows == static_cast<long long>(ref.size()));
+    for (auto const& [key, agg] : ref) {
+      auto const s_it = got_sum.find(key);
+      auto const m_it = got_max.find(key);
+      REQUIRE(s_it != got_sum.end());
+      REQUIRE(m_it != got_max.end());
+      CHECK(s_it->second == agg.first);
+      CHECK(m_it->second == agg.second);
+    }
+  }
+}
+
 /// One communicator over every visible GPU (ncclCommInitAll), destroyed with the object.
 class all_devices {
  public:
@@ -303,6 +431,42 @@ TEST_CASE("dist::histogram_even over ranks on one GPU, every rank gets the sum, 
   check_histogram<std::int32_t, std::int32_t>(256, -(1 << 30), 1 << 30);
   check_histogram<std::uint8_t, unsigned long long>(256, 0, 256);
   check_histogram<std::int32_t, std::uint32_t>(4096, -(1 << 29), 1 << 29);
+}
+
+TEST_CASE("dist::group_by over ranks on one GPU: every key on one rank, sums and maxima exact") {
+  for (unsigned long long distinct : {1ull, 64ull, 5000ull, 0ull /* all distinct */}) {
+    check_group_by<std::int32_t>(distinct);
+  }
+  check_group_by<std::uint64_t>(4096);
+  check_group_by<std::int64_t>(0);
+}
+
+TEST_CASE("dist::group_by: a rank that would receive more than its room fails on every rank alike") {
+  int const ranks = 3;
+  long long const n = 1000;
+  device_buffer<std::int32_t> keys(static_cast<std::size_t>(n)), kout(static_cast<std::size_t>(n));
+  device_buffer<std::int64_t> values(static_cast<std::size_t>(n)), aout(static_cast<std::size_t>(n)), count(1);
+  group_keys_kernel<<<64, 256>>>(keys.get(), values.get(), n, 0, 5);
+  TW_CHECK_LAUNCH();
+  auto const rc = run_ranks(ranks, std::size_t(ranks) * (ranks + 1) * 8, [&](int k, auto info, auto x, cudaStream_t s) {
+    long long const room = k == 2 ? 10 : n * ranks;  // rank 2 has room for 10 pairs only
+    std::size_t bytes    = 0;
+    TILEWISE_RETURN_IF_ERROR(tilewise::detail::dispatch_dist_group_by(nullptr, bytes, keys.get(), values.get(),
+                                                                      kout.get(), aout.get(), count.get(), n, room,
+                                                                      cuda::std::plus<>{}, info, x, s));
+    void* temp = nullptr;
+    TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
+    cudaError_t const e = tilewise::detail::dispatch_dist_group_by(temp, bytes, keys.get(), values.get(), kout.get(),
+                                                                   aout.get(), count.get(), n, room,
+                                                                   cuda::std::plus<>{}, info, x, s);
+    cudaStreamSynchronize(s);
+    cudaFree(temp);
+    return e;
+  });
+  for (int k = 0; k < ranks; ++k) {
+    CAPTURE(k);
+    CHECK(rc[std::size_t(k)] == cudaErrorInvalidValue);
+  }
 }
 
 TEST_CASE("dist calls on an NCCL communicator over every GPU, one thread per GPU, vs CUB") {

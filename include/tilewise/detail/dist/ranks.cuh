@@ -73,6 +73,32 @@ struct nccl_exchange {
   cudaError_t all_gather(void const* send, void* recv, std::size_t bytes, cudaStream_t s) const {
     return from_nccl(ncclAllGather(send, recv, bytes, ncclUint8, comm, s));
   }
+  /// Buckets to every rank: rank p receives this rank's items [send_at[p], send_at[p] + send_n[p])
+  /// of `send`, and this rank receives recv_n[p] items from rank p at `recv` + recv_at[p] (items
+  /// of `item_bytes`). Grouped ncclSend / ncclRecv; the bucket to itself is a copy.
+  cudaError_t all_to_all_v(void const* send, unsigned long long const* send_at, unsigned long long const* send_n,
+                           void* recv, unsigned long long const* recv_at, unsigned long long const* recv_n,
+                           std::size_t item_bytes, int rank, int ranks, cudaStream_t s) const {
+    auto const* src = static_cast<unsigned char const*>(send);
+    auto* dst       = static_cast<unsigned char*>(recv);
+    if (recv_n[rank] > 0) {
+      TILEWISE_RETURN_IF_ERROR(cudaMemcpyAsync(dst + recv_at[rank] * item_bytes, src + send_at[rank] * item_bytes,
+                                               recv_n[rank] * item_bytes, cudaMemcpyDeviceToDevice, s));
+    }
+    TILEWISE_RETURN_IF_ERROR(from_nccl(ncclGroupStart()));
+    ncclResult_t r = ncclSuccess;
+    for (int p = 0; p < ranks && r == ncclSuccess; ++p) {
+      if (p == rank) continue;
+      if (send_n[p] > 0) {
+        r = ncclSend(src + send_at[p] * item_bytes, send_n[p] * item_bytes, ncclUint8, p, comm, s);
+      }
+      if (r == ncclSuccess && recv_n[p] > 0) {
+        r = ncclRecv(dst + recv_at[p] * item_bytes, recv_n[p] * item_bytes, ncclUint8, p, comm, s);
+      }
+    }
+    ncclResult_t const end = ncclGroupEnd();
+    return from_nccl(r != ncclSuccess ? r : end);
+  }
   /// The element-wise sum over the ranks of `count` counters, in place, on every rank.
   template <class C>
   cudaError_t all_reduce_sum(C* buf, std::size_t count, cudaStream_t s) const {

@@ -13,7 +13,9 @@
 #include <barrier>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <functional>
+#include <string>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -23,6 +25,7 @@
 #include <tilewise/dist.cuh>
 
 #include "../support/device_data.cuh"
+#include "process_data.cuh"
 
 using namespace tw_test;
 
@@ -539,6 +542,60 @@ TEST_CASE("dist calls on an NCCL communicator over every GPU, one thread per GPU
     CHECK(sums[std::size_t(k)] == expect_sum);
     CHECK(std::equal(scans[std::size_t(k)].begin(), scans[std::size_t(k)].end(), expect_scan.begin() + per * k));
   }
+}
+
+TEST_CASE("dist calls with one process per GPU (ncclCommInitRank), vs CUB and a host reference") {
+  int gpus = 0;
+  TW_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  ::setenv("NCCL_NVLS_ENABLE", "0", 0);
+  ncclUniqueId id;
+  REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
+  char hex[2 * sizeof id + 1];
+  for (std::size_t b = 0; b < sizeof id; ++b) {
+    std::snprintf(hex + 2 * b, 3, "%02x", unsigned(reinterpret_cast<unsigned char const*>(&id)[b]));
+  }
+  long long const n = std::min(1ll << max_log2(), (1ll << 20) + 5);
+  std::vector<std::FILE*> children;
+  for (int r = 0; r < gpus; ++r) {  // every rank starts before any is waited for: they meet in init
+    std::string const cmd = std::string(TILEWISE_DIST_PROCESS) + " " + std::to_string(r) + " " + std::to_string(gpus) +
+                            " " + hex + " " + std::to_string(n) + " 2>&1";
+    std::FILE* f = popen(cmd.c_str(), "r");
+    REQUIRE(f != nullptr);
+    children.push_back(f);
+  }
+  long long rows = 0, total = 0;
+  for (int r = 0; r < gpus; ++r) {
+    CAPTURE(r);
+    std::string out;
+    char line[512];
+    while (std::fgets(line, sizeof line, children[std::size_t(r)])) out += line;
+    int const status = pclose(children[std::size_t(r)]);
+    CAPTURE(out);
+    CHECK(status == 0);
+    long long rr = 0, ss = 0;
+    auto const at = out.find("rows ");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(std::sscanf(out.c_str() + at, "rows %lld sum %lld", &rr, &ss) == 2);
+    rows += rr;
+    total += ss;
+  }
+  // The reference: every rank's shard generated here, grouped on the host.
+  device_buffer<std::int32_t> keys(static_cast<std::size_t>(n));
+  device_buffer<std::int64_t> values(static_cast<std::size_t>(n));
+  std::map<std::int32_t, std::int64_t> ref;
+  long long ref_total = 0;
+  for (int r = 0; r < gpus; ++r) {
+    dist_process::shard_kernel<<<1024, 256>>>(r, n, keys.get(), values.get());
+    TW_CHECK_LAUNCH();
+    auto const hk = keys.download();
+    auto const hv = values.download();
+    for (std::size_t i = 0; i < hk.size(); ++i) {
+      ref[hk[i]] += hv[i];
+      ref_total += hv[i];
+    }
+  }
+  CHECK(rows == static_cast<long long>(ref.size()));
+  CHECK(total == ref_total);
 }
 
 TEST_CASE("NCCL's all-gather and sum on the communicator, as the distributed calls use them") {

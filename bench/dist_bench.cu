@@ -4,7 +4,9 @@
 // the ceiling of the exchange. A call's time is the slowest rank's (CUDA events on each rank's
 // stream, all ranks started together), the median over the repetitions. Weak scaling: 2^30 int32
 // per GPU (--quick: 2^26), efficiency = time on 1 GPU / time on k. Strong scaling: 2^32 int32 in
-// all (--quick: 2^28), speed-up = time on 1 GPU / time on k.
+// all (--quick: 2^28), speed-up = time on 1 GPU / time on k. group_by (2^26 pairs per GPU,
+// --quick: 2^24) against its bound: the local group_by on one GPU plus an all-to-all of the
+// pairs timed in the same run.
 #include <nccl.h>
 
 #include <cuda/std/functional>
@@ -30,7 +32,7 @@ void usage(std::FILE* f) {
                "Weak and strong scaling of tilewise::dist over the GPUs of this host, with NCCL's bus bandwidth.\n");
 }
 
-enum class call { reduce, inclusive_scan, exclusive_scan, histogram_even, nccl_all_reduce };
+enum class call { reduce, inclusive_scan, exclusive_scan, histogram_even, group_by, nccl_all_reduce, nccl_all_to_all };
 constexpr call calls[] = {call::reduce, call::inclusive_scan, call::exclusive_scan, call::histogram_even};
 
 char const* call_name(call c) {
@@ -39,11 +41,14 @@ char const* call_name(call c) {
     case call::inclusive_scan: return "inclusive_scan";
     case call::exclusive_scan: return "exclusive_scan";
     case call::histogram_even: return "histogram_even";
+    case call::group_by: return "group_by";
+    case call::nccl_all_to_all: return "all-to-all";
     default: return "ncclAllReduce 256 MiB";
   }
 }
 
-constexpr int hist_bins = 4096;
+constexpr int hist_bins      = 4096;
+constexpr unsigned gb_keys  = 4096;  // group_by's distinct keys
 
 __global__ void fill_kernel(std::int32_t* p, long long n, std::uint64_t seed) {
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
@@ -53,10 +58,17 @@ __global__ void fill_kernel(std::int32_t* p, long long n, std::uint64_t seed) {
   }
 }
 
+__global__ void keys_kernel(std::int32_t const* in, long long n, std::int32_t* keys) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) keys[i] = in[i] % gb_keys;
+}
+
 /// One rank's buffers and stream.
 struct rank_data {
   std::int32_t* in   = nullptr;
   std::int32_t* out  = nullptr;
+  std::int32_t* keys = nullptr;  ///< group_by: in % gb_keys
+  std::int32_t* keys_out = nullptr;
+  long long* groups  = nullptr;
   unsigned* hist     = nullptr;
   float* nccl_buf    = nullptr;
   void* temp         = nullptr;
@@ -65,7 +77,8 @@ struct rank_data {
   cudaEvent_t t0, t1;
 };
 
-/// Median over `reps` of the slowest rank's time of `c` on `k` GPUs with `n` elements per rank, us.
+/// Median over `reps` of the slowest rank's time of `c` on `k` GPUs with `n` elements per rank
+/// (all-to-all: n bytes from every rank, n / k to each), us.
 double measure(call c, int k, long long n, int reps) {
   ::setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast off
   std::vector<ncclComm_t> comms(static_cast<std::size_t>(k));
@@ -95,6 +108,21 @@ double measure(call c, int k, long long n, int reps) {
             return tilewise::dist::exclusive_scan(temp, bytes, d.in, d.out, n, cuda::std::plus<>{}, 0, comm, d.s);
           case call::histogram_even:
             return tilewise::dist::histogram_even(temp, bytes, d.in, d.hist, hist_bins, 0, 1 << 30, n, comm, d.s);
+          case call::group_by:
+            return tilewise::dist::group_by(temp, bytes, d.keys, d.in, d.keys_out, d.out, d.groups, n, n * k,
+                                            cuda::std::plus<>{}, comm, d.s);
+          case call::nccl_all_to_all: {
+            if (temp == nullptr) return cudaSuccess;
+            std::size_t const part = std::size_t(n) / std::size_t(k);
+            auto* const send        = reinterpret_cast<unsigned char*>(d.in);
+            auto* const recv        = reinterpret_cast<unsigned char*>(d.out);
+            ncclGroupStart();
+            for (int p = 0; p < k; ++p) {
+              ncclSend(send + p * part, part, ncclUint8, p, comm, d.s);
+              ncclRecv(recv + p * part, part, ncclUint8, p, comm, d.s);
+            }
+            return tilewise::detail::from_nccl(ncclGroupEnd());
+          }
           default:
             if (temp == nullptr) return cudaSuccess;
             return tilewise::detail::from_nccl(
@@ -104,12 +132,24 @@ double measure(call c, int k, long long n, int reps) {
       if (c == call::nccl_all_reduce) {
         TW_BENCH_CUDA(cudaMalloc(&d.nccl_buf, nccl_count * sizeof(float)));
         TW_BENCH_CUDA(cudaMemset(d.nccl_buf, 0, nccl_count * sizeof(float)));
+      } else if (c == call::nccl_all_to_all) {
+        TW_BENCH_CUDA(cudaMalloc(&d.in, std::size_t(n)));
+        TW_BENCH_CUDA(cudaMalloc(&d.out, std::size_t(n)));
+        TW_BENCH_CUDA(cudaMemset(d.in, 1, std::size_t(n)));
       } else {
+        long long const room = c == call::group_by ? n * k : n;  // group_by: rows owned, at most all pairs
         TW_BENCH_CUDA(cudaMalloc(&d.in, std::size_t(n) * sizeof(std::int32_t)));
-        TW_BENCH_CUDA(cudaMalloc(&d.out, std::size_t(n) * sizeof(std::int32_t)));
+        TW_BENCH_CUDA(cudaMalloc(&d.out, std::size_t(room) * sizeof(std::int32_t)));
         TW_BENCH_CUDA(cudaMalloc(&d.hist, hist_bins * sizeof(unsigned)));
         fill_kernel<<<4096, 256, 0, d.s>>>(d.in, n, 1234 + r);
         TW_BENCH_CUDA(cudaGetLastError());
+        if (c == call::group_by) {
+          TW_BENCH_CUDA(cudaMalloc(&d.keys, std::size_t(n) * sizeof(std::int32_t)));
+          TW_BENCH_CUDA(cudaMalloc(&d.keys_out, std::size_t(room) * sizeof(std::int32_t)));
+          TW_BENCH_CUDA(cudaMalloc(&d.groups, sizeof(long long)));
+          keys_kernel<<<4096, 256, 0, d.s>>>(d.in, n, d.keys);
+          TW_BENCH_CUDA(cudaGetLastError());
+        }
       }
       TW_BENCH_CUDA(run(nullptr, d.bytes));
       TW_BENCH_CUDA(cudaMalloc(&d.temp, d.bytes + 1));
@@ -126,6 +166,9 @@ double measure(call c, int k, long long n, int reps) {
       cudaFree(d.in);
       cudaFree(d.out);
       cudaFree(d.hist);
+      cudaFree(d.keys);
+      cudaFree(d.keys_out);
+      cudaFree(d.groups);
       cudaFree(d.nccl_buf);
       cudaFree(d.temp);
       cudaEventDestroy(d.t0);
@@ -187,6 +230,27 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // group_by against its bound: the local group_by on one GPU plus the all-to-all of the pairs
+  // (8 bytes each) at the all-to-all rate of the same run.
+  long long const gb_n = opt.quick ? 1ll << 24 : 1ll << 26;
+  std::printf("\n| group_by (int32 keys, %u distinct; int32 values) | GPUs | pairs per GPU | us | all-to-all us | bound us "
+              "| bound / ours |\n|---|---|---|---|---|---|---|\n", gb_keys);
+  double gb1 = 0;
+  for (int k : ks) {
+    double const us    = measure(call::group_by, k, gb_n, reps);
+    double const a2a   = k > 1 ? measure(call::nccl_all_to_all, k, gb_n * 8, reps) : 0.0;
+    if (k == 1) gb1 = us;
+    double const bound = gb1 + a2a;
+    std::printf("| group_by | %d | %lld | %.1f | %.1f | %.1f | %.3f |\n", k, gb_n, us, a2a, bound, bound / us);
+    if (csv) std::fprintf(csv, "group_by,group_by,%d,%lld,%.4f,%.4f\n", k, gb_n, us, bound / us);
+    if (k == ks.back() && k > 1) {
+      char line[160];
+      std::snprintf(line, sizeof line, "group_by %.3f of its bound at %d GPUs%s", bound / us, k,
+                    k == 8 ? (bound / us >= 0.80 ? " (>= 0.80)" : " (< 0.80)") : "");
+      summary.push_back(line);
+    }
+  }
+
   std::printf("\n| strong scaling | GPUs | n per GPU | us | speed-up (1 GPU / k) |\n|---|---|---|---|---|\n");
   for (call c : calls) {
     double t1 = 0;
@@ -200,7 +264,8 @@ int main(int argc, char** argv) {
   }
   if (csv) close_csv("dist_bench", csv, opt.csv);
   if (summary.empty()) {
-    std::printf("\nsummary: one GPU only: no scaling measured (weak-scaling goal: >= 0.90 at 8 GPUs)\n");
+    std::printf("\nsummary: one GPU only: no scaling measured (goals at 8 GPUs: weak-scaling efficiency >= 0.90, "
+                "group_by >= 0.80 of its bound)\n");
   } else {
     std::printf("\nsummary: weak scaling efficiency:");
     for (std::size_t i = 0; i < summary.size(); ++i) std::printf("%s %s", i ? ";" : "", summary[i].c_str());

@@ -129,6 +129,21 @@ std::vector<cudaError_t> run_ranks(int ranks, std::size_t staging_bytes, Call ca
   return rc;
 }
 
+/// A two-phase call on stream s: the size query, poisoned temp, the call, the temp freed once
+/// the stream is done. `call(temp, bytes)` returns the call's cudaError_t.
+template <class Call>
+cudaError_t with_temp(cudaStream_t s, Call call) {
+  std::size_t bytes = 0;
+  TILEWISE_RETURN_IF_ERROR(call(nullptr, bytes));
+  void* temp = nullptr;
+  TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
+  cudaError_t e = cudaMemsetAsync(temp, 0xA5, bytes, s);
+  if (e == cudaSuccess) e = call(temp, bytes);
+  cudaStreamSynchronize(s);
+  cudaFree(temp);
+  return e;
+}
+
 bool all_success(std::vector<cudaError_t> const& rc) {
   bool ok = true;
   for (std::size_t k = 0; k < rc.size(); ++k) {
@@ -174,18 +189,11 @@ void check_reduce(Op op, T init, values how) {
     TW_CUDA_CHECK(cub::DeviceReduce::Reduce(cub_temp.get(), cub_bytes, in.get(), ref.get(), all, op, init));
     TW_CUDA_CHECK(cudaDeviceSynchronize());
     auto const rc = run_ranks(ranks, std::size_t(ranks) * sizeof(T), [&](int k, auto info, auto x, cudaStream_t s) {
-      T const* shard    = in.get() + off[std::size_t(k)];
-      std::size_t bytes = 0;
-      TILEWISE_RETURN_IF_ERROR(tilewise::detail::dispatch_dist_reduce(nullptr, bytes, shard, outs.get() + k,
-                                                                      sizes[std::size_t(k)], op, init, info, x, s));
-      void* temp = nullptr;
-      TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
-      TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(temp, 0xA5, bytes, s));
-      cudaError_t const e = tilewise::detail::dispatch_dist_reduce(temp, bytes, shard, outs.get() + k,
-                                                                   sizes[std::size_t(k)], op, init, info, x, s);
-      cudaStreamSynchronize(s);
-      cudaFree(temp);
-      return e;
+      T const* shard = in.get() + off[std::size_t(k)];
+      return with_temp(s, [&](void* temp, std::size_t& bytes) {
+        return tilewise::detail::dispatch_dist_reduce(temp, bytes, shard, outs.get() + k, sizes[std::size_t(k)], op,
+                                                      init, info, x, s);
+      });
     });
     REQUIRE(all_success(rc));
     for (int k = 0; k < ranks; ++k) {
@@ -228,17 +236,9 @@ void check_scan(Op op, T init, values how, bool in_place) {
       T const* shard    = source + off[std::size_t(k)];
       T* dest           = out.get() + off[std::size_t(k)];
       long long const n = sizes[std::size_t(k)];
-      std::size_t bytes = 0;
-      TILEWISE_RETURN_IF_ERROR(
-        tilewise::detail::dispatch_dist_scan<Exclusive>(nullptr, bytes, shard, dest, n, op, init, info, x, s));
-      void* temp = nullptr;
-      TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
-      TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(temp, 0xA5, bytes, s));
-      cudaError_t const e =
-        tilewise::detail::dispatch_dist_scan<Exclusive>(temp, bytes, shard, dest, n, op, init, info, x, s);
-      cudaStreamSynchronize(s);
-      cudaFree(temp);
-      return e;
+      return with_temp(s, [&](void* temp, std::size_t& bytes) {
+        return tilewise::detail::dispatch_dist_scan<Exclusive>(temp, bytes, shard, dest, n, op, init, info, x, s);
+      });
     });
     REQUIRE(all_success(rc));
     auto const m = compare_bits(out.get(), ref.get(), all);
@@ -268,16 +268,10 @@ void check_histogram(int bins, Level lower, Level upper) {
       run_ranks(ranks, std::size_t(ranks) * bins * sizeof(Counter), [&](int k, auto info, auto x, cudaStream_t s) {
         S const* shard    = in.get() + off[std::size_t(k)];
         Counter* hist     = hists.get() + std::size_t(k) * bins;
-        std::size_t bytes = 0;
-        TILEWISE_RETURN_IF_ERROR(tilewise::detail::dispatch_dist_histogram_even(
-          nullptr, bytes, shard, hist, bins, lower, upper, sizes[std::size_t(k)], info, x, s));
-        void* temp = nullptr;
-        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
-        cudaError_t const e = tilewise::detail::dispatch_dist_histogram_even(
-          temp, bytes, shard, hist, bins, lower, upper, sizes[std::size_t(k)], info, x, s);
-        cudaStreamSynchronize(s);
-        cudaFree(temp);
-        return e;
+        return with_temp(s, [&](void* temp, std::size_t& bytes) {
+          return tilewise::detail::dispatch_dist_histogram_even(temp, bytes, shard, hist, bins, lower, upper,
+                                                                sizes[std::size_t(k)], info, x, s);
+        });
       });
     REQUIRE(all_success(rc));
     for (int k = 0; k < ranks; ++k) {
@@ -334,15 +328,7 @@ void check_group_by(unsigned long long distinct) {
                            : tilewise::detail::dispatch_dist_group_by(temp, bytes, kin, vin, kout, aout, nout, n, all,
                                                                       cuda::maximum<>{}, info, x, s);
         };
-        std::size_t bytes = 0;
-        TILEWISE_RETURN_IF_ERROR(call(nullptr, bytes));
-        void* temp = nullptr;
-        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
-        TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(temp, 0xA5, bytes, s));
-        cudaError_t const e = call(temp, bytes);
-        cudaStreamSynchronize(s);
-        cudaFree(temp);
-        return e;
+        return with_temp(s, call);
       });
       REQUIRE(all_success(rc));
     }
@@ -453,18 +439,10 @@ TEST_CASE("dist::group_by: a rank that would receive more than its room fails on
   TW_CHECK_LAUNCH();
   auto const rc = run_ranks(ranks, std::size_t(ranks) * (ranks + 1) * 8, [&](int k, auto info, auto x, cudaStream_t s) {
     long long const room = k == 2 ? 10 : n * ranks;  // rank 2 has room for 10 pairs only
-    std::size_t bytes    = 0;
-    TILEWISE_RETURN_IF_ERROR(tilewise::detail::dispatch_dist_group_by(nullptr, bytes, keys.get(), values.get(),
-                                                                      kout.get(), aout.get(), count.get(), n, room,
-                                                                      cuda::std::plus<>{}, info, x, s));
-    void* temp = nullptr;
-    TILEWISE_RETURN_IF_ERROR(cudaMalloc(&temp, bytes));
-    cudaError_t const e = tilewise::detail::dispatch_dist_group_by(temp, bytes, keys.get(), values.get(), kout.get(),
-                                                                   aout.get(), count.get(), n, room,
-                                                                   cuda::std::plus<>{}, info, x, s);
-    cudaStreamSynchronize(s);
-    cudaFree(temp);
-    return e;
+    return with_temp(s, [&](void* temp, std::size_t& bytes) {
+      return tilewise::detail::dispatch_dist_group_by(temp, bytes, keys.get(), values.get(), kout.get(), aout.get(),
+                                                      count.get(), n, room, cuda::std::plus<>{}, info, x, s);
+    });
   });
   for (int k = 0; k < ranks; ++k) {
     CAPTURE(k);

@@ -30,10 +30,9 @@ cudaError_t dispatch_dist_reduce(void* temp, std::size_t& temp_bytes, InIt in, O
   }
   std::size_t inner_bytes = 0;
   TILEWISE_RETURN_IF_ERROR(device::reduce(nullptr, inner_bytes, in, static_cast<T*>(nullptr), num_items, op, init, stream));
-  temp_layout layout;
-  dist_parts<T> const parts(layout, r.ranks, inner_bytes);
+  dist_parts<T> const parts(r.ranks, inner_bytes);
   bool query = false;
-  TILEWISE_RETURN_IF_ERROR(check_temp(temp, temp_bytes, layout.bytes(), query));
+  TILEWISE_RETURN_IF_ERROR(parts.check(temp, temp_bytes, query));
   if (query) {
     return cudaSuccess;
   }

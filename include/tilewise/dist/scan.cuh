@@ -46,10 +46,9 @@ cudaError_t dispatch_dist_scan(void* temp, std::size_t& temp_bytes, InIt in, Out
   }
   std::size_t inner_bytes = 0;
   TILEWISE_RETURN_IF_ERROR(local(nullptr, inner_bytes));
-  temp_layout layout;
-  dist_parts<T> const parts(layout, r.ranks, inner_bytes);
+  dist_parts<T> const parts(r.ranks, inner_bytes);
   bool query = false;
-  TILEWISE_RETURN_IF_ERROR(check_temp(temp, temp_bytes, layout.bytes(), query));
+  TILEWISE_RETURN_IF_ERROR(parts.check(temp, temp_bytes, query));
   if (query) {
     return cudaSuccess;
   }

@@ -174,14 +174,19 @@ TILEWISE_KERNEL void __launch_bounds__(Block) prefix_fixup_kernel(OutIt out, lon
   }
 }
 
-/// The distributed calls' own part of temp storage: this rank's total, its last input, the
+/// The temp storage of a distributed reduce or scan: this rank's total, its last input, the
 /// totals of every rank, then the local device call's temp.
 template <class T>
 struct dist_parts {
+  temp_layout layout;
   std::size_t total, last, totals, inner;
-  dist_parts(temp_layout& l, int ranks, std::size_t inner_bytes)
-      : total(l.add(sizeof(T))), last(l.add(sizeof(T))), totals(l.add(sizeof(T) * std::size_t(ranks))),
-        inner(l.add(inner_bytes)) {}
+  dist_parts(int ranks, std::size_t inner_bytes)
+      : total(layout.add(sizeof(T))), last(layout.add(sizeof(T))),
+        totals(layout.add(sizeof(T) * std::size_t(ranks))), inner(layout.add(inner_bytes)) {}
+  /// The two-phase protocol for these parts (check_temp).
+  cudaError_t check(void const* temp, std::size_t& temp_bytes, bool& query) const {
+    return check_temp(temp, temp_bytes, layout.bytes(), query);
+  }
 };
 
 }  // namespace tilewise::detail

@@ -61,6 +61,8 @@ if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_P
   echo "0 passed, 1 failed"
   exit 1
 fi
+# Whether tilewise::dist (and so test_dist, dist_bench, dist_histogram) is part of this check.
+grep -E "Found NCCL|Could NOT find NCCL" "$logs/configure.log" | sed 's/^-- /configure: /'
 # Everything that builds is built (ninja -k 0) and checked: a target that fails to build counts
 # as one failure, and its tests fail below as not run.
 if ! cmake --build "$build" -j "$jobs" -- -k 0 >"$logs/build.log" 2>&1; then

@@ -273,4 +273,14 @@ struct group_by_sm90 {
 using group_by_fallback = group_by_sm90;
 using group_by_tuned    = group_by_sm90;
 
+// ---- distributed calls ----------------------------------------------------------------------------
+
+/// The passes of tilewise::dist beside the device calls: the scans' prefix fix-up and group_by's
+/// owner count and scatter (grid-stride loops). Not measured yet (docs/tuning.md#distributed-calls).
+struct dist_tuning {
+  unsigned block;          ///< threads per block
+  unsigned blocks_per_sm;  ///< the grid: at most this many blocks per SM (fewer for small shards)
+};
+inline constexpr dist_tuning dist_tuned{.block = 256, .blocks_per_sm = 8};
+
 }  // namespace tilewise::detail

@@ -22,6 +22,7 @@
 #include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/dist/partition.cuh>
 #include <tilewise/detail/dist/ranks.cuh>
+#include <tilewise/detail/tuning.cuh>
 #include <tilewise/device/group_by.cuh>
 
 namespace tilewise::detail {
@@ -74,11 +75,11 @@ cudaError_t dispatch_dist_group_by(void* temp, std::size_t& temp_bytes, KeysIt k
   auto const values   = thrust::try_unwrap_contiguous_iterator(values_in);
 
   // This rank's pairs into one bucket per owner, and its counts for the others.
-  constexpr unsigned block = 256;
+  constexpr unsigned block = dist_tuned.block;
   int sms                  = 0;
   TILEWISE_RETURN_IF_ERROR(sm_count(sms));
-  auto const blocks =
-    static_cast<unsigned>(std::max(1ll, std::min<long long>(cuda::ceil_div(num_items, 1ll * block), 8ll * sms)));
+  auto const blocks = static_cast<unsigned>(std::max(
+    1ll, std::min<long long>(cuda::ceil_div(num_items, 1ll * block), static_cast<long long>(dist_tuned.blocks_per_sm) * sms)));
   TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(counts, 0, ranks * 8, stream));
   if (num_items > 0) {
     owner_counts_kernel<<<blocks, block, ranks * 8, stream>>>(keys, num_items, unsigned(ranks), counts);

@@ -23,6 +23,7 @@
 #include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/dist/ranks.cuh>
 #include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/tuning.cuh>
 #include <tilewise/device/scan.cuh>
 
 namespace tilewise::detail {
@@ -72,10 +73,11 @@ cudaError_t dispatch_dist_scan(void* temp, std::size_t& temp_bytes, InIt in, Out
   if (r.rank == 0 || num_items == 0) {
     return cudaSuccess;
   }
-  constexpr unsigned block = 256;
+  constexpr unsigned block = dist_tuned.block;
   int sms                  = 0;
   TILEWISE_RETURN_IF_ERROR(sm_count(sms));
-  long long const blocks = std::min<long long>(cuda::ceil_div(num_items, static_cast<long long>(block)), 8ll * sms);
+  long long const blocks = std::min<long long>(cuda::ceil_div(num_items, static_cast<long long>(block)),
+                                               static_cast<long long>(dist_tuned.blocks_per_sm) * sms);
   prefix_fixup_kernel<block><<<static_cast<unsigned>(blocks), block, 0, stream>>>(o, num_items,
                                                                                   static_cast<T const*>(totals),
                                                                                   r.rank, op);

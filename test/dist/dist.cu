@@ -576,22 +576,75 @@ TEST_CASE("dist calls with one process per GPU (ncclCommInitRank), vs CUB and a 
   CHECK(total == ref_total);
 }
 
-TEST_CASE("NCCL's all-gather and sum on the communicator, as the distributed calls use them") {
+TEST_CASE("NCCL's all-gather, sum and all-to-all on the communicator, as the distributed calls use them") {
+  // One thread per GPU, each with values of its own rank; with one rank these are the collectives
+  // (and the copy to itself) that the calls skip or take on their one-rank paths.
   all_devices devs;
-  if (devs.count() != 1) {
-    return;  // the case above covers several GPUs; here the one-rank collectives the calls skip
+  int const ranks = devs.count();
+  using u64       = unsigned long long;
+  std::vector<std::vector<u64>> gathered(static_cast<std::size_t>(ranks)), summed(gathered), exchanged(gathered);
+  std::vector<cudaError_t> rc(static_cast<std::size_t>(ranks), cudaErrorUnknown);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < ranks; ++k) {
+    threads.emplace_back([&, k] {
+      auto const run = [&]() -> cudaError_t {
+        TILEWISE_RETURN_IF_ERROR(cudaSetDevice(k));
+        tilewise::detail::nccl_exchange const x{devs.comm(k)};
+        std::vector<u64> const send{u64(k) * 10 + 1, u64(k) * 10 + 2, u64(k) * 10 + 3};
+        std::vector<u64> const counts{5 + u64(k), 0, 7, (1ull << 40) + u64(k), 9};
+        std::vector<u64> to_each(static_cast<std::size_t>(ranks)), at(static_cast<std::size_t>(ranks)),
+          one(static_cast<std::size_t>(ranks), 1);
+        for (int p = 0; p < ranks; ++p) {
+          to_each[std::size_t(p)] = u64(k) * 100 + u64(p);
+          at[std::size_t(p)]      = u64(p);
+        }
+        u64 *d_send = nullptr, *d_recv = nullptr, *d_counts = nullptr, *d_to = nullptr, *d_from = nullptr;
+        std::size_t const r = static_cast<std::size_t>(ranks);
+        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&d_send, 3 * 8));
+        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&d_recv, 3 * 8 * r));
+        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&d_counts, 5 * 8));
+        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&d_to, 8 * r));
+        TILEWISE_RETURN_IF_ERROR(cudaMalloc(&d_from, 8 * r));
+        TILEWISE_RETURN_IF_ERROR(cudaMemcpy(d_send, send.data(), 3 * 8, cudaMemcpyHostToDevice));
+        TILEWISE_RETURN_IF_ERROR(cudaMemcpy(d_counts, counts.data(), 5 * 8, cudaMemcpyHostToDevice));
+        TILEWISE_RETURN_IF_ERROR(cudaMemcpy(d_to, to_each.data(), 8 * r, cudaMemcpyHostToDevice));
+        TILEWISE_RETURN_IF_ERROR(cudaMemset(d_recv, 0xA5, 3 * 8 * r));
+        TILEWISE_RETURN_IF_ERROR(cudaMemset(d_from, 0xA5, 8 * r));
+        TILEWISE_RETURN_IF_ERROR(x.all_gather(d_send, d_recv, 3 * 8, nullptr));
+        TILEWISE_RETURN_IF_ERROR(x.all_reduce_sum(d_counts, 5, nullptr));
+        TILEWISE_RETURN_IF_ERROR(x.all_to_all_v(d_to, at.data(), one.data(), d_from, at.data(), one.data(), 8, k, ranks,
+                                                nullptr));
+        TILEWISE_RETURN_IF_ERROR(cudaDeviceSynchronize());
+        auto& g = gathered[std::size_t(k)];
+        auto& c = summed[std::size_t(k)];
+        auto& e = exchanged[std::size_t(k)];
+        g.resize(3 * r);
+        c.resize(5);
+        e.resize(r);
+        TILEWISE_RETURN_IF_ERROR(cudaMemcpy(g.data(), d_recv, 3 * 8 * r, cudaMemcpyDeviceToHost));
+        TILEWISE_RETURN_IF_ERROR(cudaMemcpy(c.data(), d_counts, 5 * 8, cudaMemcpyDeviceToHost));
+        TILEWISE_RETURN_IF_ERROR(cudaMemcpy(e.data(), d_from, 8 * r, cudaMemcpyDeviceToHost));
+        for (u64* q : {d_send, d_recv, d_counts, d_to, d_from}) cudaFree(q);
+        return cudaSuccess;
+      };
+      rc[std::size_t(k)] = run();
+    });
   }
+  for (auto& t : threads) t.join();
   TW_CUDA_CHECK(cudaSetDevice(0));
-  tilewise::detail::nccl_exchange const x{devs.comm(0)};
-  device_buffer<std::uint64_t> send(3), recv(3), counts(5);
-  send.upload({1, 2, 3});
-  recv.poison();
-  counts.upload({5, 0, 7, 1ull << 40, 9});
-  CHECK(x.all_gather(send.get(), recv.get(), 3 * sizeof(std::uint64_t), nullptr) == cudaSuccess);
-  CHECK(x.all_reduce_sum(counts.get(), 5, nullptr) == cudaSuccess);
-  TW_CUDA_CHECK(cudaDeviceSynchronize());
-  CHECK(recv.download() == std::vector<std::uint64_t>{1, 2, 3});
-  CHECK(counts.download() == std::vector<std::uint64_t>{5, 0, 7, 1ull << 40, 9});
+  REQUIRE(all_success(rc));
+  u64 const r = u64(ranks), rank_sum = r * (r - 1) / 2;
+  for (int k = 0; k < ranks; ++k) {
+    CAPTURE(k);
+    std::vector<u64> want_g, want_e;
+    for (u64 p = 0; p < r; ++p) {
+      for (u64 j = 1; j <= 3; ++j) want_g.push_back(p * 10 + j);
+      want_e.push_back(p * 100 + u64(k));  // what rank p sent to rank k
+    }
+    CHECK(gathered[std::size_t(k)] == want_g);
+    CHECK(summed[std::size_t(k)] == std::vector<u64>{5 * r + rank_sum, 0, 7 * r, (1ull << 40) * r + rank_sum, 9 * r});
+    CHECK(exchanged[std::size_t(k)] == want_e);
+  }
 }
 
 TEST_CASE("dist calls: a null communicator and bad arguments give cudaErrorInvalidValue") {

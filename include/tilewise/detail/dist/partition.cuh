@@ -44,6 +44,7 @@ TILEWISE_KERNEL void owner_counts_kernel(KeysIt keys, long long n, unsigned rank
 
 /// cursors[r] = counts[0] + ... + counts[r - 1], and the record this rank sends the others:
 /// record[r] = counts[r], record[ranks] = the most pairs it can receive (one thread; ranks is small).
+/// A template only so that every translation unit including this header may define it (-rdc).
 template <class Unused = void>
 TILEWISE_KERNEL void bucket_starts_kernel(unsigned long long const* counts, unsigned ranks, unsigned long long* cursors,
                                           unsigned long long* record, unsigned long long max_received) {

@@ -85,6 +85,8 @@ cudaError_t dispatch_copy_if_unordered(void* temp, std::size_t& temp_bytes, InIt
   TILEWISE_RETURN_IF_ERROR(capturing(stream, captured));
   if (captured) {
     TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(w, 0, reserve_any_order<unsigned>::bytes, stream));
+  } else {
+    mark_any_contents(w, reserve_any_order<unsigned>::bytes, stream);
   }
   unsigned const grid = static_cast<unsigned>(tiles);
   if (narrow_offsets(num_items)) {

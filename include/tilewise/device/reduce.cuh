@@ -240,9 +240,8 @@ namespace tilewise::device {
 ///         small a `temp_bytes`, or the launch's error
 /// @note Asynchronous in `stream`; never synchronizes; one kernel launch. For a fixed num_items
 ///       on one GPU the order of combination is fixed, so floating-point results are bitwise
-///       identical from run to run. `temp` needs no initialisation (compute-sanitizer's initcheck
-///       reports reads of temp storage the program never wrote: any contents will do; a
-///       cudaMemset once silences it).
+///       identical from run to run. `temp` needs no initialisation: any contents will do
+///       (compute-sanitizer's initcheck is told so through NVTX, and stays quiet).
 template <class InputIt, class OutputIt, class Op, class T>
 cudaError_t reduce(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items, Op op,
                    T init, cudaStream_t stream = 0) {

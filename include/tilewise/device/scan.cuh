@@ -142,9 +142,8 @@ namespace tilewise::device {
 /// @return cudaSuccess, cudaErrorInvalidValue for null pointers with num_items > 0, a negative
 ///         num_items or too small a `temp_bytes`, or the launch's error
 /// @note Asynchronous in `stream`; never synchronizes. One kernel launch (a memset before it
-///       inside stream capture); num_items == 0 writes nothing. `temp` needs no initialisation
-///       (compute-sanitizer's initcheck reports reads of temp storage the program never wrote:
-///       any contents will do; a cudaMemset once silences it).
+///       inside stream capture); num_items == 0 writes nothing. `temp` needs no initialisation:
+///       any contents will do (compute-sanitizer's initcheck is told so through NVTX).
 template <class InputIt, class OutputIt, class Op>
 cudaError_t inclusive_scan(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out, std::int64_t num_items,
                            Op op, cudaStream_t stream = 0) {

@@ -18,7 +18,8 @@
   do {                                                                                               \
     cudaError_t const tw_err_ = (expr);                                                              \
     if (tw_err_ != cudaSuccess) {                                                                    \
-      FAIL_CHECK(#expr << " failed: " << cudaGetErrorName(tw_err_) << ": " << cudaGetErrorString(tw_err_)); \
+      FAIL_CHECK(#expr << " failed: " << std::string(cudaGetErrorName(tw_err_)) << ": "                  \
+                        << std::string(cudaGetErrorString(tw_err_)));                                \
       throw std::runtime_error("CUDA error");                                                        \
     }                                                                                                \
   } while (0)
@@ -41,11 +42,17 @@ inline int seeds(int fallback = 8) {
   return fallback;
 }
 
-/// A device array that frees itself; `poison()` fills it with 0xA5 bytes so unwritten results show.
+/// A device array that frees itself, poisoned from the start: filled with 0xA5 bytes, so that
+/// unwritten results show and every byte is defined for compute-sanitizer's initcheck (a test may
+/// download more than a call writes). `poison()` fills it again. Both wait for their memset: it
+/// runs in the legacy default stream, which a non-blocking stream does not wait for.
 template <class T>
 class device_buffer {
  public:
-  explicit device_buffer(std::size_t n) : n_(n) { TW_CUDA_CHECK(cudaMalloc(&p_, bytes())); }
+  explicit device_buffer(std::size_t n) : n_(n) {
+    TW_CUDA_CHECK(cudaMalloc(&p_, bytes()));
+    poison();
+  }
   explicit device_buffer(std::vector<T> const& host) : device_buffer(host.size()) { upload(host); }
   device_buffer(device_buffer const&)            = delete;
   device_buffer& operator=(device_buffer const&) = delete;
@@ -59,7 +66,10 @@ class device_buffer {
     REQUIRE(host.size() == n_);
     TW_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
-  void poison() { TW_CUDA_CHECK(cudaMemset(p_, 0xA5, n_ * sizeof(T))); }
+  void poison() {
+    TW_CUDA_CHECK(cudaMemset(p_, 0xA5, bytes()));
+    TW_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  }
   std::vector<T> download() const {
     std::vector<T> host(n_);
     TW_CUDA_CHECK(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));

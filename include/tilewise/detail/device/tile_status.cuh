@@ -3,28 +3,12 @@
 ///        temp storage (read by detail::look_back), and their parts of the temp storage.
 ///
 /// A record holds a tile's value (its aggregate, or the inclusive prefix through it) and a tag
-/// `epoch * 4 + flag`. Records of values of up to 8 bytes carry the value in the same access as
-/// the tag, so they are written and read relaxed (device scope, `.global`: detail::gpu_word), as
-/// CUB's ScanTileState does by default: a reader that sees the tag sees the value with it, and no
-/// other data travels through a record. A release store would put `MEMBAR.ALL.GPU` before every
-/// publish and an acquire load `CCTL.IVALL` (invalidate L1) after every poll; without them the
-/// device scans of 2^28 elements ran 4 % (int32) and 7 % (int64) faster on the H200, and reduce
-/// of 2^16 int32 0.4 us faster (device time). Three layouts:
-/// - T <= 4 bytes: one 64-bit word (a 32-bit tag with the epoch's low 30 bits, and the value),
-///   written and read by single 64-bit accesses;
-/// - T of 8 bytes: one 16-byte word {64-bit tag, value}, written and read as one 16-byte access
-///   (`.v2.u64`), as CUB's ScanTileState does for 8-byte values. The PTX memory model describes a
-///   vector access as scalar accesses in unspecified order, so this relies on what CUB relies on:
-///   an aligned 16-byte access is one transaction on sm_70 and later. It saves the look-back a
-///   second, dependent load per record: int64 and double scans went from 0.90-0.95x to 0.99-1.04x
-///   CUB at 2^28 on the H200 (1377 -> 1250 us for int64), and from 0.95-1.01x to 1.06-1.08x at
-///   2^24. An earlier 16-byte layout for 1- and 4-byte values gave wrong prefixes on the H200
-///   (cause not pinned down); those keep the 64-bit word;
-/// - larger T: a 64-bit tag per record and the values in two arrays (one per flag, each written
-///   once per launch, before the tag, which is stored with release and loaded with acquire).
-/// The epoch (detail::next_epoch) changes every launch, so records of earlier launches and
-/// garbage read as "not written yet": temp storage needs no clearing (a stale 64-bit record could
-/// match only if the same temp storage saw 2^30 launches that all left it unwritten).
+/// `epoch * 4 + flag`. Layouts: T <= 4 bytes, one 64-bit word {30-bit epoch tag, value}; T of 8
+/// bytes, one 16-byte word {tag, value} in one `.v2.u64` access (as CUB's ScanTileState); larger
+/// T, a tag per record stored with release and the values in two arrays. Records of up to 8 bytes
+/// are written and read relaxed: the value travels in the tag's access. Stale or garbage records
+/// read as "not written yet", so temp storage needs no clearing. The memory-order argument:
+/// docs/design/look_back.md; the measurements behind each layout: docs/tuning.md.
 #pragma once
 
 #include <cuda/std/cstdint>

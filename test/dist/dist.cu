@@ -526,6 +526,11 @@ TEST_CASE("dist calls on an NCCL communicator over every GPU, one thread per GPU
 }
 
 TEST_CASE("dist calls with one process per GPU (ncclCommInitRank), vs CUB and a host reference") {
+  if (sanitizer_run()) {  // the thread-rank and ncclCommInitAll cases run the same calls there
+    MESSAGE("skipped under compute-sanitizer: the rank processes never finished with the test process "
+            "under the tool, even unsanitized themselves; the plain CTest run checks this case");
+    return;
+  }
   int gpus = 0;
   TW_CUDA_CHECK(cudaGetDeviceCount(&gpus));
   ::setenv("NCCL_NVLS_ENABLE", "0", 0);

@@ -96,7 +96,8 @@ TEST_CASE("par_nosync: the scans return with their kernels still queued (no sync
   }
   int const mallocs = cache.mallocs;
   hold h;
-  auto const run = [&](auto const& p, char const* name) {
+  auto const run = [&](auto const& p, char const* name_text) {
+    std::string const name = name_text;  // doctest prints a char const* as a pointer
     CAPTURE(name);
     auto a = filled(n, 0), b = filled(n, 0);
     TW_CUDA_CHECK(cudaDeviceSynchronize());

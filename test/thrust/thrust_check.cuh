@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <new>
+#include <string>
 #include <vector>
 
 #include <tilewise/detail/thrust/scratch.cuh>
@@ -168,7 +169,8 @@ template <class F>
 void each_policy(cudaStream_t s, bool uses_scratch, F&& f) {
   alloc_counts counts;
   counting_allocator a{&counts};
-  auto const run = [&](auto const& policy, char const* name, bool with_alloc) {
+  auto const run = [&](auto const& policy, char const* name_text, bool with_alloc) {
+    std::string const name = name_text;  // doctest prints a char const* as a pointer
     CAPTURE(name);
     long long const before = counts.allocations;
     f(policy);

@@ -81,13 +81,7 @@ cudaError_t dispatch_copy_if_unordered(void* temp, std::size_t& temp_bytes, InIt
     return cudaSuccess;
   }
   auto* const w = temp_layout::at<unsigned long long>(temp, words);
-  bool captured = false;  // a graph repeats the epoch: clear the epoch word
-  TILEWISE_RETURN_IF_ERROR(capturing(stream, captured));
-  if (captured) {
-    TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(w, 0, reserve_any_order<unsigned>::bytes, stream));
-  } else {
-    mark_any_contents(w, reserve_any_order<unsigned>::bytes, stream);
-  }
+  TILEWISE_RETURN_IF_ERROR(prepare_tagged_part(w, reserve_any_order<unsigned>::bytes, stream));
   unsigned const grid = static_cast<unsigned>(tiles);
   if (narrow_offsets(num_items)) {
     select_kernel<Tuning><<<grid, Tuning::value.block, 0, stream>>>(in, keep, out, num_out, num_items,

@@ -135,30 +135,6 @@ inline std::uint64_t next_epoch() {
   return e;
 }
 
-/// Tells compute-sanitizer's initcheck that temp storage [p, p + bytes) counts as initialized for
-/// work queued on `stream` from now on. For the parts that kernels read before this launch writes
-/// them, by design: epoch-tagged records, whose stale or garbage contents read as "not written by
-/// this launch" (so they need no memset). Other parts stay checked. NVTX does nothing unless a
-/// tool has attached itself to the process: one indirect call.
-inline void mark_any_contents(void const* p, std::size_t bytes, cudaStream_t stream) {
-  static nvtxDomainHandle_t const domain = nvtxDomainCreateA("tilewise");
-  nvtxMemVirtualRangeDesc_t range{};
-  range.ptr  = p;
-  range.size = bytes;
-  nvtxMemMarkInitializedBatch_t batch{};
-  batch.extCompatID           = NVTX_EXT_COMPATID_MEM;
-  batch.structSize            = sizeof(batch);
-  batch.regionType            = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
-  batch.regionDescCount       = 1;
-  batch.regionDescElementSize = sizeof(range);
-  batch.regionDescElements    = &range;
-#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
-  nvtxMemCudaMarkInitialized(domain, stream, 1, &batch);
-#else
-  nvtxMemCudaMarkInitialized(domain, stream, 0, &batch);
-#endif
-}
-
 /// The value type of an input iterator (raw pointers, Thrust iterators).
 template <class It>
 using iter_value_t = typename std::iterator_traits<It>::value_type;
@@ -185,6 +161,43 @@ inline cudaError_t capturing(cudaStream_t stream, bool& yes) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   TILEWISE_RETURN_IF_ERROR(cudaStreamIsCapturing(stream, &status));
   yes = status != cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+
+/// Tells compute-sanitizer's initcheck that temp storage [p, p + bytes) counts as initialized for
+/// work queued on `stream` from now on. For the parts that kernels read before this launch writes
+/// them, by design: epoch-tagged records, whose stale or garbage contents read as "not written by
+/// this launch" (so they need no memset). Other parts stay checked. NVTX does nothing unless a
+/// tool has attached itself to the process: one indirect call.
+inline void mark_any_contents(void const* p, std::size_t bytes, cudaStream_t stream) {
+  static nvtxDomainHandle_t const domain = nvtxDomainCreateA("tilewise");
+  nvtxMemVirtualRangeDesc_t range{};
+  range.ptr  = p;
+  range.size = bytes;
+  nvtxMemMarkInitializedBatch_t batch{};
+  batch.extCompatID           = NVTX_EXT_COMPATID_MEM;
+  batch.structSize            = sizeof(batch);
+  batch.regionType            = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+  batch.regionDescCount       = 1;
+  batch.regionDescElementSize = sizeof(range);
+  batch.regionDescElements    = &range;
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+  nvtxMemCudaMarkInitialized(domain, stream, 1, &batch);
+#else
+  nvtxMemCudaMarkInitialized(domain, stream, 0, &batch);
+#endif
+}
+
+/// Readies a temp-storage part that kernels read before they write it (epoch-tagged records):
+/// inside stream capture it is cleared (a memset in `stream`: every launch of the graph repeats
+/// the captured epoch); outside, tools are told that any contents will do (mark_any_contents).
+inline cudaError_t prepare_tagged_part(void* p, std::size_t bytes, cudaStream_t stream) {
+  bool captured = false;
+  TILEWISE_RETURN_IF_ERROR(capturing(stream, captured));
+  if (captured) {
+    return cudaMemsetAsync(p, 0, bytes, stream);
+  }
+  mark_any_contents(p, bytes, stream);
   return cudaSuccess;
 }
 

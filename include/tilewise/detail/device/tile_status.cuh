@@ -127,18 +127,10 @@ struct tile_status_parts {
         partial(layout.add(tile_status<T>::value_bytes(count))),
         inclusive(layout.add(tile_status<T>::value_bytes(count))) {}
 
-  /// The records of one launch, with a new epoch. Inside stream capture the tags are cleared
-  /// first (a memset in `stream`): every launch of the graph repeats the captured epoch. Outside,
-  /// the tags are read as they are, which initcheck is told (mark_any_contents).
+  /// The records of one launch, with a new epoch; the tags as prepare_tagged_part readies them.
   cudaError_t prepare(void* temp, cudaStream_t stream, tile_status<T>& status) const {
-    bool captured = false;
-    TILEWISE_RETURN_IF_ERROR(capturing(stream, captured));
-    auto* const tag_part = temp_layout::at<unsigned char>(temp, tags);
-    if (captured) {
-      TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(tag_part, 0, tile_status<T>::tag_bytes(count), stream));
-    } else {
-      mark_any_contents(tag_part, tile_status<T>::tag_bytes(count), stream);
-    }
+    TILEWISE_RETURN_IF_ERROR(
+      prepare_tagged_part(temp_layout::at<unsigned char>(temp, tags), tile_status<T>::tag_bytes(count), stream));
     status = {temp_layout::at<unsigned long long>(temp, tags), temp_layout::at<T>(temp, partial),
               temp_layout::at<T>(temp, inclusive), next_epoch()};
     return cudaSuccess;

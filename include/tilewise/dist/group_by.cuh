@@ -11,12 +11,10 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include <cuda/cmath>
 #include <cuda/std/type_traits>
 
 #include <tilewise/detail/device/temp_storage.cuh>
@@ -76,10 +74,8 @@ cudaError_t dispatch_dist_group_by(void* temp, std::size_t& temp_bytes, KeysIt k
 
   // This rank's pairs into one bucket per owner, and its counts for the others.
   constexpr unsigned block = dist_tuned.block;
-  int sms                  = 0;
-  TILEWISE_RETURN_IF_ERROR(sm_count(sms));
-  auto const blocks = static_cast<unsigned>(std::max(
-    1ll, std::min<long long>(cuda::ceil_div(num_items, 1ll * block), static_cast<long long>(dist_tuned.blocks_per_sm) * sms)));
+  unsigned blocks          = 0;
+  TILEWISE_RETURN_IF_ERROR(dist_grid(num_items, blocks));
   TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(counts, 0, ranks * 8, stream));
   if (num_items > 0) {
     owner_counts_kernel<<<blocks, block, ranks * 8, stream>>>(keys, num_items, unsigned(ranks), counts);

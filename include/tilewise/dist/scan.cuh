@@ -12,11 +12,9 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
-#include <cuda/cmath>
 
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
@@ -74,11 +72,9 @@ cudaError_t dispatch_dist_scan(void* temp, std::size_t& temp_bytes, InIt in, Out
     return cudaSuccess;
   }
   constexpr unsigned block = dist_tuned.block;
-  int sms                  = 0;
-  TILEWISE_RETURN_IF_ERROR(sm_count(sms));
-  long long const blocks = std::min<long long>(cuda::ceil_div(num_items, static_cast<long long>(block)),
-                                               static_cast<long long>(dist_tuned.blocks_per_sm) * sms);
-  prefix_fixup_kernel<block><<<static_cast<unsigned>(blocks), block, 0, stream>>>(o, num_items,
+  unsigned blocks          = 0;
+  TILEWISE_RETURN_IF_ERROR(dist_grid(num_items, blocks));
+  prefix_fixup_kernel<block><<<blocks, block, 0, stream>>>(o, num_items,
                                                                                   static_cast<T const*>(totals),
                                                                                   r.rank, op);
   return cudaPeekAtLastError();

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cuda/cmath>
 #include <cuda/std/cstring>
 #include <cuda/std/type_traits>
 
@@ -17,6 +18,7 @@
 #include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/maybe.cuh>
+#include <tilewise/detail/tuning.cuh>
 
 namespace tilewise::detail {
 
@@ -172,6 +174,17 @@ TILEWISE_KERNEL void __launch_bounds__(Block) prefix_fixup_kernel(OutIt out, lon
   for (long long i = static_cast<long long>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride) {
     out[i] = T(op(prefix, T(out[i])));
   }
+}
+
+/// The grid of a grid-stride pass over `num_items` (the passes beside the device calls): a block of
+/// dist_tuned.block threads per that many items, at most dist_tuned.blocks_per_sm per SM, at least 1.
+inline cudaError_t dist_grid(long long num_items, unsigned& blocks) {
+  int sms = 0;
+  TILEWISE_RETURN_IF_ERROR(sm_count(sms));
+  long long const most = static_cast<long long>(dist_tuned.blocks_per_sm) * sms;
+  long long const want = cuda::ceil_div(num_items, static_cast<long long>(dist_tuned.block));
+  blocks               = static_cast<unsigned>(want < 1 ? 1 : want > most ? most : want);
+  return cudaSuccess;
 }
 
 /// The temp storage of a distributed reduce or scan: this rank's total, its last input, the

@@ -42,10 +42,11 @@ inline int seeds(int fallback = 8) {
   return fallback;
 }
 
-/// A device array that frees itself, poisoned from the start: filled with 0xA5 bytes, so that
-/// unwritten results show and every byte is defined for compute-sanitizer's initcheck (a test may
-/// download more than a call writes). `poison()` fills it again. Both wait for their memset: it
-/// runs in the legacy default stream, which a non-blocking stream does not wait for.
+/// A device array that frees itself, every byte defined from the start for compute-sanitizer's
+/// initcheck (a test may download more than a call writes): made from a size, it is poisoned
+/// (0xA5 bytes, so unwritten results show); made from a host vector, it holds the vector.
+/// `poison()` fills it again. Both wait for their memset: it runs in the legacy default stream,
+/// which a non-blocking stream does not wait for.
 template <class T>
 class device_buffer {
  public:
@@ -53,7 +54,10 @@ class device_buffer {
     TW_CUDA_CHECK(cudaMalloc(&p_, bytes()));
     poison();
   }
-  explicit device_buffer(std::vector<T> const& host) : device_buffer(host.size()) { upload(host); }
+  explicit device_buffer(std::vector<T> const& host) : n_(host.size()) {  // every element written
+    TW_CUDA_CHECK(cudaMalloc(&p_, bytes()));
+    upload(host);
+  }
   device_buffer(device_buffer const&)            = delete;
   device_buffer& operator=(device_buffer const&) = delete;
   ~device_buffer() { cudaFree(p_); }

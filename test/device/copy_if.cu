@@ -462,6 +462,38 @@ TEST_CASE("copy_if, copy_if_unordered: 20 launches in a row on one temp storage,
   }
 }
 
+TEST_CASE("copy_if, copy_flagged, copy_if_unordered: temp storage never written (straight from cudaMalloc)") {
+  // Right results on whatever the memory held; under compute-sanitizer's initcheck the calls'
+  // marks (look-back tags, the unordered cursor) must keep it from reporting reads of it.
+  long long const n = std::min(1ll << max_log2(), (1ll << 20) + 5);
+  select_buffers<std::int32_t> buf(n);
+  select_input(buf.in.get(), buf.flags.get(), n, 91, pattern::p50);
+  for (call c : calls) {
+    CAPTURE(call_name(c));
+    device_buffer<long long> count(1);
+    std::size_t bytes = 0;
+    REQUIRE(ours_call(c, nullptr, bytes, buf.in.get(), buf.flags.get(), buf.a.get(), count.get(), n, select_bit{}) ==
+            cudaSuccess);
+    void* temp = nullptr;
+    TW_CUDA_CHECK(cudaMalloc(&temp, bytes));
+    buf.a.poison();
+    cudaError_t const rc =
+      ours_call(c, temp, bytes, buf.in.get(), buf.flags.get(), buf.a.get(), count.get(), n, select_bit{});
+    cudaError_t const done = cudaDeviceSynchronize();
+    TW_CUDA_CHECK(cudaFree(temp));
+    REQUIRE(rc == cudaSuccess);
+    REQUIRE(done == cudaSuccess);
+    long long const want = cub_select_into(c, buf.in.get(), buf.flags.get(), buf.b.get(), n, select_bit{});
+    long long const got  = read_one(count.get());
+    REQUIRE(got == want);
+    if (c == call::unordered) {
+      sort_bits(buf.a.get(), got);
+      sort_bits(buf.b.get(), want);
+    }
+    CHECK(compare_bits(buf.a.get(), buf.b.get(), want).count == 0);
+  }
+}
+
 TEST_CASE("copy_if, copy_flagged, copy_if_unordered: more than 2^31 elements (counting input, ~1 in 1000 kept)") {
   if (!above_2_31()) {
     MESSAGE("skipped: TILEWISE_TEST_MAX_LOG2 < 31 (the sanitizer runs); the plain CTest run covers it");

@@ -106,8 +106,8 @@ else
   # memcheck: its inputs stop at 2^13 + 1 (a block's hazards need only a few tiles), CUB's kernels
   # (the reference results) are not watched where the tool takes the filter, and each of those
   # suites runs one test case per process (the slowest cases take ~320 s on an H200 beside 15
-  # others; whole suites ran past the 400 s limit). The full sanitizer pass takes longer than one
-  # 10-minute device call: split it with --sanitizers-part.
+  # others; whole suites ran past the 400 s limit). The full sanitizer pass takes well over 10
+  # minutes on an H200: --sanitizers-part splits it over several calls.
   # Only the test process is checked: test_dist's child processes (one rank each, over NCCL) run
   # natively.
   sanitize_one() {  # sanitize_one EXE TOOL [CASE]: writes NAME.log, NAME.rc and NAME.secs

@@ -8,8 +8,8 @@
 #   --no-sanitizers skips the compute-sanitizer runs (one per core at a time): for a benchmark run;
 #   resolving an issue needs the full run. --no-ctest skips the CTest suite (for a run split in
 #   parts: build and ctest, then --no-ctest for the sanitizers and benchmarks).
-#   --sanitizers-part K/N runs the K-th of N equal shares of the sanitizer runs (for a check split
-#   over N device calls; the shares together are every run).
+#   --sanitizers-part K/N runs the K-th of N about equal shares of the sanitizer processes (for a
+#   check split over N device calls; the shares together are every run).
 # doctest: found where it is installed, through CMAKE_PREFIX_PATH, or in ./.deps when present (a copy
 # of doctest for a GPU machine that cannot install packages: .deps/include/doctest and
 # .deps/lib/cmake/doctest, git-ignored).
@@ -137,37 +137,46 @@ else
   par=${TILEWISE_SANITIZER_JOBS:-$jobs}
   part_k=${part%/*}
   part_n=${part#*/}
-  # The device-wide suites run longest (minutes each under racecheck and initcheck): they go
-  # first, so that the short runs fill the gaps at the end, and are dealt round-robin to the parts.
-  all_runs=()
+  # A run (one suite under one tool) is one process, or one process per test case (doctest
+  # --first/--last) for racecheck on a device-wide suite.
+  cases_of() {  # cases_of EXE TOOL: the case numbers, or one empty line
+    case "$2:$(basename "$1")" in
+      racecheck:test_device_* | racecheck:test_thrust* | racecheck:test_api_gpu)
+        local n
+        n=$("$1" --count 2>/dev/null | sed -nE 's/.*passing the current filters: ([0-9]+).*/\1/p')
+        if [ "${n:-0}" -gt 0 ]; then seq 1 "$n"; else echo; fi ;;  # no count: the suite in one
+      *) echo ;;
+    esac
+  }
+  # The device-wide suites run longest (minutes each under racecheck and initcheck): their
+  # processes go first, so that the short runs fill the gaps at the end. Processes, not runs, are
+  # dealt round-robin to the parts, so that the parts take about equally long.
+  all_procs=()
+  declare -A run_procs=()
   for heavy in 1 0; do
     for tool in racecheck initcheck memcheck synccheck; do
       while read -r exe; do
         [ -n "$exe" ] || continue
         case "$(basename "$exe")" in test_device_* | test_thrust* | test_api_gpu) h=1 ;; *) h=0 ;; esac
-        [ "$h" -eq "$heavy" ] && all_runs+=("$exe $tool")
+        [ "$h" -eq "$heavy" ] || continue
+        while read -r c; do
+          all_procs+=("$exe $tool $c")
+          run_procs["$exe $tool"]=$(( ${run_procs["$exe $tool"]:-0} + 1 ))
+        done < <(cases_of "$exe" "$tool")
       done <"$build/gpu_tests.txt"
     done
   done
-  runs=()
-  for i in "${!all_runs[@]}"; do
-    [ $((i % part_n)) -eq $((part_k - 1)) ] && runs+=("${all_runs[$i]}")
-  done
-  # A run's processes: one per test case (doctest --first/--last) for racecheck on a device-wide
-  # suite, else one.
-  cases_of() {  # cases_of EXE TOOL: the case numbers, or one empty line
-    case "$2:$(basename "$1")" in
-      racecheck:test_device_* | racecheck:test_thrust* | racecheck:test_api_gpu)
-        seq 1 "$("$1" --count 2>/dev/null | sed -nE 's/.*passing the current filters: ([0-9]+).*/\1/p')" ;;
-      *) echo ;;
-    esac
-  }
   procs=()
-  for run in "${runs[@]}"; do
-    read -r exe tool <<<"$run"
-    while read -r c; do procs+=("$exe $tool $c"); done < <(cases_of "$exe" "$tool")
+  runs=()
+  declare -A in_part=()
+  for i in "${!all_procs[@]}"; do
+    [ $((i % part_n)) -eq $((part_k - 1)) ] || continue
+    procs+=("${all_procs[$i]}")
+    read -r exe tool _ <<<"${all_procs[$i]}"
+    [ -n "${in_part["$exe $tool"]:-}" ] || runs+=("$exe $tool")
+    in_part["$exe $tool"]=1
   done
-  echo "part $part: ${#runs[@]} of ${#all_runs[@]} runs (${#procs[@]} processes), $par at a time"
+  echo "part $part: ${#procs[@]} of ${#all_procs[@]} processes (${#runs[@]} of ${#run_procs[@]} runs), $par at a time"
   for proc in "${procs[@]}"; do
     while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n; done
     sanitize_one $proc &
@@ -190,10 +199,10 @@ else
     done
     [ "$n" -eq 0 ] && rc=1 && summary="no process ran"
     if [ -z "$summary" ]; then
-      if [ "$n" -gt 1 ]; then
-        summary="$n processes, one test case each: all clean"
+      if [ "${run_procs["$exe $tool"]}" -gt 1 ]; then
+        summary="$n of ${run_procs["$exe $tool"]} processes (one test case each): all clean"
       else
-        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:" "$logs/$name.log" | tr '\n' ' ')
+        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:" "$base.log" | tr '\n' ' ')
       fi
     fi
     printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" "$secs" "$summary"

@@ -168,7 +168,6 @@ class reduce : public detail::block_reduce_shell<T, BlockSize, W> {
   static constexpr bool whole_warps_suffice = W < 32 && BlockSize % 32 == 0 && detail::redux_capable<Op, T> &&
                                               !plan.one_barrier && !plan32.one_barrier;
 
-
   /// @brief Reduction of `v` over all threads of the block.
   /// @param block `cg::this_thread_block()`
   /// @param v     this thread's value

@@ -293,7 +293,6 @@ class inclusive_scan : public detail::block_scan_shell<T, BlockSize, W> {
   using typename shell::temp_storage;
   using shell::shell;
 
-
   /// @brief Inclusive prefix combination over the block.
   /// @param block `cg::this_thread_block()`
   /// @param v     this thread's value
@@ -347,7 +346,6 @@ class exclusive_scan : public detail::block_scan_shell<T, BlockSize, W> {
   using shell::plan;
   using typename shell::temp_storage;
   using shell::shell;
-
 
   /// @brief Exclusive prefix combination over the block, seeded with `init`.
   /// @param block `cg::this_thread_block()`

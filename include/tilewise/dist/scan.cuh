@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 
-
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
 #include <tilewise/detail/device/temp_storage.cuh>
@@ -74,9 +73,7 @@ cudaError_t dispatch_dist_scan(void* temp, std::size_t& temp_bytes, InIt in, Out
   constexpr unsigned block = dist_tuned.block;
   unsigned blocks          = 0;
   TILEWISE_RETURN_IF_ERROR(dist_grid(num_items, blocks));
-  prefix_fixup_kernel<block><<<blocks, block, 0, stream>>>(o, num_items,
-                                                                                  static_cast<T const*>(totals),
-                                                                                  r.rank, op);
+  prefix_fixup_kernel<block><<<blocks, block, 0, stream>>>(o, num_items, static_cast<T const*>(totals), r.rank, op);
   return cudaPeekAtLastError();
 }
 

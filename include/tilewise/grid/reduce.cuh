@@ -85,7 +85,6 @@ class reduce : public detail::primitive_shell<detail::grid_reduce_storage<T, Blo
   /// line instead of on the arrival words (detail/tuning.cuh).
   static constexpr unsigned last_block_min_blocks = detail::grid_reduce_tuned.last_block_min_blocks;
 
-
   /// @brief Reduction of `v` over every thread of the grid.
   /// @param grid `cg::this_grid()` of a cooperative launch
   /// @param v    this thread's value

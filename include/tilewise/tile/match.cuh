@@ -14,7 +14,6 @@
 #include <tilewise/detail/peer_scan.cuh>
 #include <tilewise/tile/scan.cuh>
 
-
 namespace tilewise::tile {
 
 /// @brief Function object type of tilewise::tile::match_any.

@@ -4,12 +4,15 @@
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N]
-#                              [--build DIR]
+#                              [--time-limit SECS] [--build DIR]
 #   --no-sanitizers skips the compute-sanitizer runs (one per core at a time): for a benchmark run;
 #   resolving an issue needs the full run. --no-ctest skips the CTest suite (for a run split in
 #   parts: build and ctest, then --no-ctest for the sanitizers and benchmarks).
 #   --sanitizers-part K/N runs the K-th of N about equal shares of the sanitizer processes (for a
-#   check split over N device calls; the shares together are every run).
+#   check split over N device calls; the shares together are every run). --time-limit SECS ends the
+#   sanitizer pass SECS seconds after the script started: a process that would start later is not
+#   started and one still running then is stopped, both counted as failures, so that a check run
+#   under a call's time limit still reports what it did.
 # doctest: found where it is installed, through CMAKE_PREFIX_PATH, or in ./.deps when present (a copy
 # of doctest for a GPU machine that cannot install packages: .deps/include/doctest and
 # .deps/lib/cmake/doctest, git-ignored).
@@ -17,12 +20,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N] [--build DIR]}
+logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N] [--time-limit SECS] [--build DIR]}
 shift
 bench=0
 sanitize=1
 ctest_run=1
 part=1/1
+limit=0
 build=build-gpu
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,6 +34,7 @@ while [ $# -gt 0 ]; do
     --no-sanitizers) sanitize=0 ;;
     --no-ctest) ctest_run=0 ;;
     --sanitizers-part) part=$2; shift ;;
+    --time-limit) limit=$2; shift ;;
     --build) build=$2; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -104,13 +109,15 @@ else
   # each a process of its own (the GPU time-slices between them); results print in a fixed order.
   # racecheck watches every shared-memory access and runs the device-wide suites 6-10x slower than
   # memcheck: its inputs stop at 2^13 + 1 (a block's hazards need only a few tiles), CUB's kernels
-  # (the reference results) are not watched where the tool takes the filter, and each of those
-  # suites runs one test case per process (the slowest cases take ~320 s on an H200 beside 15
-  # others; whole suites ran past the 400 s limit). The full sanitizer pass takes well over 10
-  # minutes on an H200: --sanitizers-part splits it over several calls.
+  # (the reference results) are not watched where the tool takes the filter (a group_by case: 103 s
+  # watched, 36 s not), and the device-wide suites and test_dist run one test case per process.
+  # The full sanitizer pass takes well over 10 minutes on an H200: --sanitizers-part splits it over
+  # several calls, --time-limit keeps each inside its call.
   # Only the test process is checked: test_dist's child processes (one rank each, over NCCL) run
   # natively.
-  sanitize_one() {  # sanitize_one EXE TOOL [CASE]: writes NAME.log, NAME.rc and NAME.secs
+  sanitize_one() {  # sanitize_one SECS EXE TOOL [CASE]: writes NAME.log, NAME.rc and NAME.secs
+    local secs_max=$1
+    shift
     local name extra start max_log2
     name="$(basename "$1").$2${3:+.$3}"
     extra=()
@@ -121,7 +128,7 @@ else
     [ "$2" = racecheck ] && extra=("${racecheck_extra[@]}")
     max_log2=$([ "$2" = racecheck ] && echo 13 || echo "$TILEWISE_TEST_MAX_LOG2")
     start=$(date +%s)
-    TILEWISE_TEST_MAX_LOG2=$max_log2 timeout 400 compute-sanitizer --tool "$2" "${extra[@]}" \
+    TILEWISE_TEST_MAX_LOG2=$max_log2 timeout -k 10 "$secs_max" compute-sanitizer --tool "$2" "${extra[@]}" \
       --target-processes application-only --error-exitcode 99 "$1" ${3:+--first=$3 --last=$3} \
       >"$logs/$name.log" 2>&1
     echo $? >"$logs/$name.rc"
@@ -141,7 +148,7 @@ else
   # --first/--last) for racecheck on a device-wide suite.
   cases_of() {  # cases_of EXE TOOL: the case numbers, or one empty line
     case "$2:$(basename "$1")" in
-      racecheck:test_device_* | racecheck:test_thrust* | racecheck:test_api_gpu)
+      racecheck:test_device_* | racecheck:test_thrust* | racecheck:test_api_gpu | racecheck:test_dist)
         local n
         n=$("$1" --count 2>/dev/null | sed -nE 's/.*passing the current filters: ([0-9]+).*/\1/p')
         if [ "${n:-0}" -gt 0 ]; then seq 1 "$n"; else echo; fi ;;  # no count: the suite in one
@@ -157,7 +164,7 @@ else
     for tool in racecheck initcheck memcheck synccheck; do
       while read -r exe; do
         [ -n "$exe" ] || continue
-        case "$(basename "$exe")" in test_device_* | test_thrust* | test_api_gpu) h=1 ;; *) h=0 ;; esac
+        case "$(basename "$exe")" in test_device_* | test_thrust* | test_api_gpu | test_dist) h=1 ;; *) h=0 ;; esac
         [ "$h" -eq "$heavy" ] || continue
         while read -r c; do
           all_procs+=("$exe $tool $c")
@@ -177,9 +184,21 @@ else
     in_part["$exe $tool"]=1
   done
   echo "part $part: ${#procs[@]} of ${#all_procs[@]} processes (${#runs[@]} of ${#run_procs[@]} runs), $par at a time"
+  # A process gets at most 400 s (a hung kernel fails instead of eating the device time), and no
+  # more than what --time-limit leaves.
   for proc in "${procs[@]}"; do
     while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n; done
-    sanitize_one $proc &
+    secs_max=400
+    if [ "$limit" -gt 0 ] && [ $((limit - SECONDS)) -lt "$secs_max" ]; then secs_max=$((limit - SECONDS)); fi
+    if [ "$secs_max" -lt 10 ]; then
+      read -r exe tool c <<<"$proc"
+      name="$(basename "$exe").$tool${c:+.$c}"
+      echo "not started: --time-limit $limit reached" >"$logs/$name.log"
+      echo 125 >"$logs/$name.rc"
+      echo 0 >"$logs/$name.secs"
+      continue
+    fi
+    sanitize_one "$secs_max" $proc &
   done
   wait
   # One line and one count per run: its worst exit status and its slowest process.
@@ -192,7 +211,7 @@ else
       base=${f%.rc}
       r=$(cat "$f")
       s=$(cat "$base.secs" 2>/dev/null || echo 0)
-      [ "$r" -ne 0 ] && rc=$r && summary+="[${base##*/}] $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:" "$base.log" | tr '\n' ' ') "
+      [ "$r" -ne 0 ] && rc=$r && summary+="[${base##*/}] $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:|not started" "$base.log" | tr '\n' ' ') "
       [ "$s" -gt "$secs" ] && secs=$s
       n=$((n + 1))
       rm -f "$f" "$base.secs"

@@ -145,7 +145,7 @@ else
   part_k=${part%/*}
   part_n=${part#*/}
   # A run (one suite under one tool) is one process, or one process per test case (doctest
-  # --first/--last) for racecheck on a device-wide suite.
+  # --first/--last) for racecheck on a device-wide suite and on test_dist.
   cases_of() {  # cases_of EXE TOOL: the case numbers, or one empty line
     case "$2:$(basename "$1")" in
       racecheck:test_device_* | racecheck:test_thrust* | racecheck:test_api_gpu | racecheck:test_dist)

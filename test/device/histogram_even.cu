@@ -38,13 +38,6 @@ TEST_CASE_TEMPLATE("histogram_even: every bin count, uniform / single-bin / Zipf
   }
 }
 
-/// The size list up to `max_n`.
-std::vector<long long> sizes_up_to(long long max_n = std::numeric_limits<long long>::max()) {
-  auto sizes = test_sizes();
-  std::erase_if(sizes, [&](long long n) { return n > max_n; });
-  return sizes;
-}
-
 /// Every size of `sizes`, the input at offset 0 and 1: `bins` bins over [lo, hi) on samples of
 /// `data`.
 template <class T, class Level>
@@ -62,21 +55,22 @@ void every_size_vs_cub(std::vector<long long> const& sizes, int bins, Level lo, 
 
 // One bin count per strategy, each its own case (the sanitizer runs take one case per process).
 TEST_CASE("histogram_even: every size, input offset by one: uint8, 256 bins (1-byte samples per value), vs CUB") {
-  every_size_vs_cub<std::uint8_t>(sizes_up_to(), 256, 3, 251, histogram_data::uniform);
+  every_size_vs_cub<std::uint8_t>(test_sizes(), 256, 3, 251, histogram_data::uniform);
 }
 
 TEST_CASE("histogram_even: every size, input offset by one: int32, 4096 bins (shared bins), vs CUB") {
-  every_size_vs_cub<std::int32_t>(sizes_up_to(), 4096, levels<std::int32_t>(4096).lo, levels<std::int32_t>(4096).hi,
+  every_size_vs_cub<std::int32_t>(test_sizes(), 4096, levels<std::int32_t>(4096).lo, levels<std::int32_t>(4096).hi,
                                   histogram_data::zipf);
 }
 
 TEST_CASE("histogram_even: every size, input offset by one: float, 65536 bins (a cluster's bins), vs CUB") {
-  every_size_vs_cub<float>(sizes_up_to(), 65536, 0.f, 32768.f, histogram_data::uniform);
+  every_size_vs_cub<float>(test_sizes(), 65536, 0.f, 32768.f, histogram_data::uniform);
 }
 
 TEST_CASE("histogram_even: every size up to 2^20, input offset by one: double, 2^20 bins (a cluster's bins in passes), "
           "vs CUB") {
-  auto sizes = sizes_up_to(1 << 20);
+  auto sizes = test_sizes();
+  std::erase_if(sizes, [](long long n) { return n > (1 << 20); });
   // Every call clears and flushes 2^20 bins whatever its size, which racecheck watches word by
   // word: under the sanitizers one sample and the largest size only.
   if (sanitizer_run()) sizes = {1, sizes.back()};

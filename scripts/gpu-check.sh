@@ -115,11 +115,12 @@ else
   # several calls, --time-limit keeps each inside its call.
   # Only the test process is checked: test_dist's child processes (one rank each, over NCCL) run
   # natively.
+  proc_name() { echo "$(basename "$1").$2${3:+.$3}"; }  # proc_name EXE TOOL [CASE]: its logs' name
   sanitize_one() {  # sanitize_one SECS EXE TOOL [CASE]: writes NAME.log, NAME.rc and NAME.secs
     local secs_max=$1
     shift
     local name extra start max_log2
-    name="$(basename "$1").$2${3:+.$3}"
+    name=$(proc_name "$@")
     extra=()
     [ "$2" = memcheck ] && extra=(--leak-check full)
     # NCCL's communicator setup asks cudaFuncGetAttributes about kernels built for other GPUs and
@@ -144,27 +145,31 @@ else
   par=${TILEWISE_SANITIZER_JOBS:-$jobs}
   part_k=${part%/*}
   part_n=${part#*/}
-  # A run (one suite under one tool) is one process, or one process per test case (doctest
-  # --first/--last) for racecheck on a device-wide suite and on test_dist.
-  cases_of() {  # cases_of EXE TOOL: the case numbers, or one empty line
-    case "$2:$(basename "$1")" in
-      racecheck:test_device_* | racecheck:test_thrust* | racecheck:test_api_gpu | racecheck:test_dist)
-        local n
-        n=$("$1" --count 2>/dev/null | sed -nE 's/.*passing the current filters: ([0-9]+).*/\1/p')
-        if [ "${n:-0}" -gt 0 ]; then seq 1 "$n"; else echo; fi ;;  # no count: the suite in one
-      *) echo ;;
-    esac
+  # The heavy suites: the device-wide ones and test_dist (minutes each under racecheck and initcheck).
+  heavy_suite() {  # heavy_suite EXE
+    case "$(basename "$1")" in test_device_* | test_thrust* | test_api_gpu | test_dist) return 0 ;; esac
+    return 1
   }
-  # The device-wide suites run longest (minutes each under racecheck and initcheck): their
-  # processes go first, so that the short runs fill the gaps at the end. Processes, not runs, are
-  # dealt round-robin to the parts, so that the parts take about equally long.
+  # A run (one suite under one tool) is one process, or one process per test case (doctest
+  # --first/--last) for racecheck on a heavy suite.
+  cases_of() {  # cases_of EXE TOOL: the case numbers, or one empty line
+    local n=""
+    if [ "$2" = racecheck ] && heavy_suite "$1"; then
+      n=$("$1" --count 2>/dev/null | sed -nE 's/.*passing the current filters: ([0-9]+).*/\1/p')
+    fi
+    if [ "${n:-0}" -gt 0 ]; then seq 1 "$n"; else echo; fi  # else (or without a count) the suite in one
+  }
+  # The heavy suites' processes go first, so that the short runs fill the gaps at the end.
+  # Processes, not runs, are dealt round-robin to the parts, so that the parts take about equally
+  # long.
   all_procs=()
   declare -A run_procs=()
   for heavy in 1 0; do
     for tool in racecheck initcheck memcheck synccheck; do
       while read -r exe; do
         [ -n "$exe" ] || continue
-        case "$(basename "$exe")" in test_device_* | test_thrust* | test_api_gpu | test_dist) h=1 ;; *) h=0 ;; esac
+        h=0
+        heavy_suite "$exe" && h=1
         [ "$h" -eq "$heavy" ] || continue
         while read -r c; do
           all_procs+=("$exe $tool $c")
@@ -191,8 +196,7 @@ else
     secs_max=400
     if [ "$limit" -gt 0 ] && [ $((limit - SECONDS)) -lt "$secs_max" ]; then secs_max=$((limit - SECONDS)); fi
     if [ "$secs_max" -lt 10 ]; then
-      read -r exe tool c <<<"$proc"
-      name="$(basename "$exe").$tool${c:+.$c}"
+      name=$(proc_name $proc)
       echo "not started: --time-limit $limit reached" >"$logs/$name.log"
       echo 125 >"$logs/$name.rc"
       echo 0 >"$logs/$name.secs"
@@ -204,7 +208,7 @@ else
   # One line and one count per run: its worst exit status and its slowest process.
   for run in "${runs[@]}"; do
     read -r exe tool <<<"$run"
-    name="$(basename "$exe").$tool"
+    name=$(proc_name "$exe" "$tool")
     rc=0 secs=0 n=0 summary=""
     for f in "$logs/$name".rc "$logs/$name".*.rc; do
       [ -f "$f" ] || continue

@@ -18,6 +18,7 @@
 #include <string>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -56,6 +57,13 @@ struct thread_exchange {
   int rank;
   int ranks;
   published_sends* sends;
+  std::mutex* turn;  // held by the rank that issues work, given up at the barrier; or null
+
+  void wait_for_all() const {
+    if (turn) turn->unlock();
+    sync->arrive_and_wait();
+    if (turn) turn->lock();
+  }
 
   cudaError_t all_to_all_v(void const* send, unsigned long long const* send_at, unsigned long long const*,
                            void* recv, unsigned long long const* recv_at, unsigned long long const* recv_n,
@@ -63,7 +71,7 @@ struct thread_exchange {
     cudaError_t e = cudaStreamSynchronize(s);  // the buckets are complete before others read them
     sends->base[std::size_t(me)] = static_cast<unsigned char const*>(send);
     sends->at[std::size_t(me)].assign(send_at, send_at + count);
-    sync->arrive_and_wait();
+    wait_for_all();
     for (int p = 0; p < count && e == cudaSuccess; ++p) {
       if (recv_n[p] == 0) continue;
       e = cudaMemcpyAsync(static_cast<unsigned char*>(recv) + recv_at[p] * item_bytes,
@@ -71,17 +79,17 @@ struct thread_exchange {
                           recv_n[p] * item_bytes, cudaMemcpyDeviceToDevice, s);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    sync->arrive_and_wait();
+    wait_for_all();
     return e;
   }
 
   cudaError_t all_gather(void const* send, void* recv, std::size_t bytes, cudaStream_t s) const {
     cudaError_t e = cudaMemcpyAsync(staging + std::size_t(rank) * bytes, send, bytes, cudaMemcpyDeviceToDevice, s);
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    sync->arrive_and_wait();
+    wait_for_all();
     if (e == cudaSuccess) e = cudaMemcpyAsync(recv, staging, std::size_t(ranks) * bytes, cudaMemcpyDeviceToDevice, s);
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    sync->arrive_and_wait();
+    wait_for_all();
     return e;
   }
   template <class C>
@@ -89,22 +97,26 @@ struct thread_exchange {
     C* const slots = reinterpret_cast<C*>(staging);
     cudaError_t e  = cudaMemcpyAsync(slots + std::size_t(rank) * count, buf, count * sizeof(C), cudaMemcpyDeviceToDevice, s);
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    sync->arrive_and_wait();
+    wait_for_all();
     if (e == cudaSuccess) {
       sum_slots_kernel<<<256, 256, 0, s>>>(slots, ranks, count, buf);
       e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    sync->arrive_and_wait();
+    wait_for_all();
     return e;
   }
 };
 
 /// Runs `call(rank, info, exchange, stream)` on `ranks` threads at once, each on its own stream;
-/// returns every rank's result (the call's, or the first failing synchronization's).
+/// returns every rank's result (the call's, or the first failing synchronization's). Under the
+/// sanitizers one rank at a time issues work between barriers (the kernels still overlap): with
+/// every rank launching at once, racecheck now and then lost track of a launch.
 template <class Call>
 std::vector<cudaError_t> run_ranks(int ranks, std::size_t staging_bytes, Call call) {
   std::barrier<> sync(ranks);
+  std::mutex turn;
+  std::mutex* const one_at_a_time = sanitizer_run() ? &turn : nullptr;
   device_buffer<unsigned char> staging(staging_bytes);
   published_sends sends(ranks);
   std::vector<cudaError_t> rc(std::size_t(ranks), cudaErrorUnknown);
@@ -113,16 +125,19 @@ std::vector<cudaError_t> run_ranks(int ranks, std::size_t staging_bytes, Call ca
   std::vector<std::thread> threads;
   for (int k = 0; k < ranks; ++k) {
     threads.emplace_back([&, k] {
+      if (one_at_a_time) one_at_a_time->lock();
       cudaSetDevice(dev);
       cudaStream_t s = nullptr;
       cudaError_t e  = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       if (e == cudaSuccess) {
-        e = call(k, tilewise::detail::rank_info{k, ranks}, thread_exchange{&sync, staging.get(), k, ranks, &sends}, s);
+        e = call(k, tilewise::detail::rank_info{k, ranks},
+                 thread_exchange{&sync, staging.get(), k, ranks, &sends, one_at_a_time}, s);
         cudaError_t const w = cudaStreamSynchronize(s);
         if (e == cudaSuccess) e = w;
         cudaStreamDestroy(s);
       }
       rc[std::size_t(k)] = e;
+      if (one_at_a_time) one_at_a_time->unlock();
     });
   }
   for (auto& t : threads) t.join();

@@ -215,7 +215,7 @@ else
       base=${f%.rc}
       r=$(cat "$f")
       s=$(cat "$base.secs" 2>/dev/null || echo 0)
-      [ "$r" -ne 0 ] && rc=$r && summary+="[${base##*/}] $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:|not started" "$base.log" | tr '\n' ' ') "
+      [ "$r" -ne 0 ] && rc=$r && summary+="[${base##*/}] $(grep -E "Internal Sanitizer Error|ERROR SUMMARY|RACECHECK SUMMARY|test cases:|not started|CRASHED" "$base.log" | tr '\n' ' ') "
       [ "$s" -gt "$secs" ] && secs=$s
       n=$((n + 1))
       rm -f "$f" "$base.secs"

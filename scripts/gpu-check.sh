@@ -205,6 +205,9 @@ else
     sanitize_one "$secs_max" $proc &
   done
   wait
+  # What a process's log says of its outcome: the tool's counts and internal errors, doctest's
+  # counts and a crashed case, or why it did not start.
+  outcome() { grep -E "Internal Sanitizer Error|ERROR SUMMARY|RACECHECK SUMMARY|test cases:|CRASHED|not started" "$1" | tr '\n' ' '; }
   # One line and one count per run: its worst exit status and its slowest process.
   for run in "${runs[@]}"; do
     read -r exe tool <<<"$run"
@@ -215,7 +218,7 @@ else
       base=${f%.rc}
       r=$(cat "$f")
       s=$(cat "$base.secs" 2>/dev/null || echo 0)
-      [ "$r" -ne 0 ] && rc=$r && summary+="[${base##*/}] $(grep -E "Internal Sanitizer Error|ERROR SUMMARY|RACECHECK SUMMARY|test cases:|not started|CRASHED" "$base.log" | tr '\n' ' ') "
+      [ "$r" -ne 0 ] && rc=$r && summary+="[${base##*/}] $(outcome "$base.log") "
       [ "$s" -gt "$secs" ] && secs=$s
       n=$((n + 1))
       rm -f "$f" "$base.secs"
@@ -225,7 +228,7 @@ else
       if [ "${run_procs["$exe $tool"]}" -gt 1 ]; then
         summary="$n of ${run_procs["$exe $tool"]} processes (one test case each): all clean"
       else
-        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases:" "$base.log" | tr '\n' ' ')
+        summary=$(outcome "$base.log")
       fi
     fi
     printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" "$secs" "$summary"

@@ -94,6 +94,20 @@ __global__ void __launch_bounds__(512) hist_atomic_probe(unsigned* sink, int ite
   if (threadIdx.x == 0 && probe_bins[0] == 0xFFFFFFFFu) *sink = 1;
 }
 
+/// A kernel shape other than the tuning table's: B threads x V vectors, __launch_bounds__ for M
+/// blocks per SM (a register cap), the table's values otherwise (outside the unnamed namespace:
+/// kernels named by it would have internal linkage).
+template <unsigned B, unsigned V, unsigned M>
+struct hist_shape {
+  static constexpr tilewise::detail::histogram_even_tuning value = [] {
+    auto t       = tilewise::detail::histogram_even_tuned::value;
+    t.block      = B;
+    t.vectors    = V;
+    t.min_blocks = M;
+    return t;
+  }();
+};
+
 namespace {
 
 using tilewise::detail::histogram_plan;
@@ -179,12 +193,12 @@ struct hist_input {
   ~hist_input() { cudaFree(samples); }
 };
 
-template <class T>
+template <class T, class Tuning = tilewise::detail::histogram_even_tuned>
 cudaError_t ours_call(device_env& env, T const* in, unsigned* hist, int bins, long long n, histogram_plan* plan) {
   auto const lv     = row_levels<T>(bins);
   std::size_t bytes = tilewise::detail::histogram_temp_bytes;
-  return tilewise::detail::dispatch_histogram_even<tilewise::detail::histogram_even_tuned>(
-    env.temp_for(bytes), bytes, in, hist, bins, lv.first, lv.second, n, 0, plan);
+  return tilewise::detail::dispatch_histogram_even<Tuning>(env.temp_for(bytes), bytes, in, hist, bins, lv.first,
+                                                           lv.second, n, 0, plan);
 }
 
 template <class T>
@@ -362,6 +376,46 @@ void tune_row(device_env& env, long long n, int bins, dist d, std::vector<histog
   TW_BENCH_CUDA(cudaFree(hc));
 }
 
+/// Kernel shapes other than the table's on one row (the default plan for each), each checked once
+/// against CUB: what a change of block, vectors or register cap would give.
+template <class T>
+void shape_row(device_env& env, long long n, int bins, dist d) {
+  hist_input<T> const in(n, bins, d);
+  unsigned *ho = nullptr, *hc = nullptr;
+  TW_BENCH_CUDA(cudaMalloc(&ho, std::size_t(bins) * 4));
+  TW_BENCH_CUDA(cudaMalloc(&hc, std::size_t(bins) * 4));
+  std::size_t const cb = cub_bytes<T>(in.samples, hc, bins, n);
+  void* ctemp          = nullptr;
+  TW_BENCH_CUDA(cudaMalloc(&ctemp, std::max<std::size_t>(cb, 1)));
+  cub_call<T>(ctemp, cb, in.samples, hc, bins, n);
+  TW_BENCH_CUDA(cudaFree(ctemp));
+  using call_t = cudaError_t (*)(device_env&, T const*, unsigned*, int, long long, histogram_plan*);
+  auto const& table = tilewise::detail::histogram_even_tuned::value;
+  std::string const table_name = std::to_string(table.block) + " x " + std::to_string(table.vectors) + " x " +
+                                 std::to_string(table.min_blocks) + " (default)";
+  std::vector<std::pair<std::string, call_t>> const shapes{
+    {table_name, &ours_call<T>},
+    {"512 x 2 x 3", &ours_call<T, hist_shape<512, 2, 3>>},
+    {"512 x 4 x 2", &ours_call<T, hist_shape<512, 4, 2>>},
+    {"384 x 4 x 3", &ours_call<T, hist_shape<384, 4, 3>>},
+  };
+  for (auto const& [name, call] : shapes) {
+    TW_BENCH_CUDA(call(env, in.samples, ho, bins, n, nullptr));
+    agree(ho, hc, bins, "shape " + name + " " + sample_name<T>() + " " + std::to_string(bins));
+  }
+  auto const us = timer_for(env, bins).interleaved(shapes.size(), [&](std::size_t k) {
+    TW_BENCH_CUDA(shapes[k].second(env, in.samples, ho, bins, n, nullptr));
+  });
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    std::printf("| %s | %d | %s | %s |", sample_name<T>(), bins, dist_name(d), shapes[k].first.c_str());
+    print_time(us[k]);
+    std::printf(" %.3f |\n", us[0] / us[k]);
+  }
+  std::fflush(stdout);
+  TW_BENCH_CUDA(cudaFree(ho));
+  TW_BENCH_CUDA(cudaFree(hc));
+}
+
 histogram_plan req(histogram_strategy s, unsigned copies = 0, unsigned cluster = 0, unsigned passes = 0) {
   histogram_plan p;
   p.strategy = s;
@@ -422,6 +476,14 @@ void run_histogram_even(device_env& env) {
                            {req(histogram_strategy::global), req(histogram_strategy::cluster, 0, 8),
                             req(histogram_strategy::cluster, 0, 16, 2)});
   }
+
+  std::printf("\nKernel shapes (threads x 16-byte vectors per thread x blocks per SM of the register cap; the "
+              "table's first; ratio > 1: the shape is faster)\n\n"
+              "| samples | bins | data | shape | us | default/shape |\n|---|---|---|---|---|---|\n");
+  shape_row<float>(env, n, 256, dist::uniform);
+  shape_row<std::int32_t>(env, n, 256, dist::uniform);
+  shape_row<std::int32_t>(env, n, 4096, dist::uniform);
+  shape_row<std::int32_t>(env, n, 65536, dist::uniform);
 
   // Goals: uint8 256 uniform >= 1.3x; int32 4096 >= 10x (uniform and Zipf); 65536 >= 15x;
   // 2^20 >= 3x; every row >= 1.0x. A goal above the row's cub/floor is out of the floor's reach.

@@ -473,8 +473,8 @@ void run_histogram_even(device_env& env) {
   }
   for (dist d : {dist::uniform, dist::zipf}) {
     tune_row<std::int32_t>(env, n, 1 << 20, d,
-                           {req(histogram_strategy::global), req(histogram_strategy::cluster, 0, 8),
-                            req(histogram_strategy::cluster, 0, 16, 2)});
+                           {req(histogram_strategy::global), req(histogram_strategy::cluster, 0, 4),
+                            req(histogram_strategy::cluster, 0, 8), req(histogram_strategy::cluster, 0, 16, 2)});
   }
 
   std::printf("\nKernel shapes (threads x 16-byte vectors per thread x blocks per SM of the register cap; the "

@@ -396,7 +396,7 @@ void shape_row(device_env& env, long long n, int bins, dist d) {
   std::vector<std::pair<std::string, call_t>> const shapes{
     {table_name, &ours_call<T>},
     {"512 x 2 x 3", &ours_call<T, hist_shape<512, 2, 3>>},
-    {"512 x 4 x 2", &ours_call<T, hist_shape<512, 4, 2>>},
+    {"512 x 2 x 2", &ours_call<T, hist_shape<512, 2, 2>>},
     {"384 x 4 x 3", &ours_call<T, hist_shape<384, 4, 3>>},
   };
   for (auto const& [name, call] : shapes) {

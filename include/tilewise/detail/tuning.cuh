@@ -211,7 +211,7 @@ struct histogram_even_tuning {
 
 struct histogram_even_sm90 {
   static constexpr histogram_even_tuning value{.block             = 512,
-                                               .vectors           = 2,
+                                               .vectors           = 4,
                                                .min_blocks        = 2,
                                                .byte_vectors      = 4,
                                                .byte_min_blocks   = 4,

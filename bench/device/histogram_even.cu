@@ -333,19 +333,38 @@ void print_row(device_env const& env, floors const& f, hist_row const& r) {
   std::fflush(stdout);
 }
 
+/// A row of a variants table: its input, a buffer for our histogram, and CUB's histogram of the
+/// input (the reference every variant is checked against).
+template <class T>
+struct reference_row {
+  hist_input<T> in;
+  unsigned* ours = nullptr;
+  unsigned* cub  = nullptr;
+  reference_row(long long n, int bins, dist d) : in(n, bins, d) {
+    TW_BENCH_CUDA(cudaMalloc(&ours, std::size_t(bins) * 4));
+    TW_BENCH_CUDA(cudaMalloc(&cub, std::size_t(bins) * 4));
+    std::size_t const cb = cub_bytes<T>(in.samples, cub, bins, n);
+    void* ctemp          = nullptr;
+    TW_BENCH_CUDA(cudaMalloc(&ctemp, std::max<std::size_t>(cb, 1)));
+    cub_call<T>(ctemp, cb, in.samples, cub, bins, n);
+    TW_BENCH_CUDA(cudaFree(ctemp));
+  }
+  reference_row(reference_row const&)            = delete;
+  reference_row& operator=(reference_row const&) = delete;
+  ~reference_row() {
+    cudaFree(ours);
+    cudaFree(cub);
+  }
+};
+
 /// Alternatives to the default plan on one row: each variant's median and its ratio to the
 /// default's, each checked once against CUB.
 template <class T>
 void tune_row(device_env& env, long long n, int bins, dist d, std::vector<histogram_plan> const& variants) {
-  hist_input<T> const in(n, bins, d);
-  unsigned *ho = nullptr, *hc = nullptr;
-  TW_BENCH_CUDA(cudaMalloc(&ho, std::size_t(bins) * 4));
-  TW_BENCH_CUDA(cudaMalloc(&hc, std::size_t(bins) * 4));
-  std::size_t const cb = cub_bytes<T>(in.samples, hc, bins, n);
-  void* ctemp          = nullptr;
-  TW_BENCH_CUDA(cudaMalloc(&ctemp, std::max<std::size_t>(cb, 1)));
-  cub_call<T>(ctemp, cb, in.samples, hc, bins, n);
-  TW_BENCH_CUDA(cudaFree(ctemp));
+  reference_row<T> const ref(n, bins, d);
+  hist_input<T> const& in = ref.in;
+  unsigned* const ho      = ref.ours;
+  unsigned const* hc      = ref.cub;
   std::vector<histogram_plan> all{histogram_plan{}};
   all.insert(all.end(), variants.begin(), variants.end());
   std::vector<histogram_plan> ran(all.size());
@@ -372,23 +391,16 @@ void tune_row(device_env& env, long long n, int bins, dist d, std::vector<histog
     std::printf(" %.3f |\n", ok[k] ? us[0] / us[k] : NAN);
   }
   std::fflush(stdout);
-  TW_BENCH_CUDA(cudaFree(ho));
-  TW_BENCH_CUDA(cudaFree(hc));
 }
 
 /// Kernel shapes other than the table's on one row (the default plan for each), each checked once
 /// against CUB: what a change of block, vectors or register cap would give.
 template <class T>
 void shape_row(device_env& env, long long n, int bins, dist d) {
-  hist_input<T> const in(n, bins, d);
-  unsigned *ho = nullptr, *hc = nullptr;
-  TW_BENCH_CUDA(cudaMalloc(&ho, std::size_t(bins) * 4));
-  TW_BENCH_CUDA(cudaMalloc(&hc, std::size_t(bins) * 4));
-  std::size_t const cb = cub_bytes<T>(in.samples, hc, bins, n);
-  void* ctemp          = nullptr;
-  TW_BENCH_CUDA(cudaMalloc(&ctemp, std::max<std::size_t>(cb, 1)));
-  cub_call<T>(ctemp, cb, in.samples, hc, bins, n);
-  TW_BENCH_CUDA(cudaFree(ctemp));
+  reference_row<T> const ref(n, bins, d);
+  hist_input<T> const& in = ref.in;
+  unsigned* const ho      = ref.ours;
+  unsigned const* hc      = ref.cub;
   using call_t = cudaError_t (*)(device_env&, T const*, unsigned*, int, long long, histogram_plan*);
   auto const& table = tilewise::detail::histogram_even_tuned::value;
   std::string const table_name = std::to_string(table.block) + " x " + std::to_string(table.vectors) + " x " +
@@ -412,8 +424,6 @@ void shape_row(device_env& env, long long n, int bins, dist d) {
     std::printf(" %.3f |\n", us[0] / us[k]);
   }
   std::fflush(stdout);
-  TW_BENCH_CUDA(cudaFree(ho));
-  TW_BENCH_CUDA(cudaFree(hc));
 }
 
 histogram_plan req(histogram_strategy s, unsigned copies = 0, unsigned cluster = 0, unsigned passes = 0) {

@@ -118,9 +118,8 @@ struct even_scale {
   }
 
   /// Whether sample `x` falls in a bin, and which: CUB's validity test (lower <= x < upper in
-  /// common_t; NaN fails) and bin, kept only below num_bins.
-  /// Straight-line code, no early return: ptxas predicates it, where a branch per sample kept the
-  /// loads and bins of a whole unrolled round live (64 registers and spills, against 40).
+  /// common_t; NaN fails) and bin, kept only below num_bins. Straight-line, without an early
+  /// return, so that ptxas predicates it (why: docs/design/histogram_even.md, what bounds the rows).
   template <bool Fast>
   TILEWISE_DEVICE bool bin_of(Sample x, unsigned& bin) const {
     common_t const s = static_cast<common_t>(x);

@@ -237,37 +237,53 @@ struct histogram_even_tuned {
 
 // ---- group_by -------------------------------------------------------------------------------------
 
-/// device::group_by (detail::group_by_aggregate_kernel, group_by_emit_kernel). Values and the
-/// measurements behind them: docs/design/group_by.md.
+/// device::group_by (detail::group_by_spill_kernel, group_by_scatter_kernel,
+/// group_by_bucket_kernel). Values and the measurements behind them: docs/design/group_by.md.
 struct group_by_tuning {
-  unsigned block;                ///< threads per block of the aggregation kernel
-  unsigned items;                ///< pairs per thread and round
-  unsigned min_blocks;           ///< __launch_bounds__' blocks per SM (a register cap; 0: ptxas' choice)
-  unsigned waves;                ///< the aggregation grid: at most this many waves (occupancy x SMs) ...
-  unsigned min_rounds;           ///< ... and at least this many rounds of block x items pairs per block
-  unsigned table_bytes;          ///< shared memory of a block's hash table ...
+  unsigned block;                ///< threads per block of the first pass (pre-aggregation)
+  unsigned items;                ///< pairs per thread and round of the table passes (staged per warp
+                                 ///< in shared memory)
+  unsigned min_blocks;           ///< __launch_bounds__' blocks per SM of the first pass (a register cap)
+  unsigned table_bytes;          ///< shared memory of a first-pass block's hash table ...
   unsigned table_slots;          ///< ... of at most this many slots (a power of two)
-  unsigned table_probes;         ///< block-table slots tried before a pair goes to the global table
+  unsigned table_probes;         ///< first-pass table slots tried before a pair is spilled
   unsigned peer_min;             ///< lanes holding lane 0's key that make a warp pre-aggregate with
                                  ///< match_any (tile::reduce_by_key); all lanes: one tile::reduce
-  unsigned bypass_window;        ///< rounds per decision on bypassing the block table ...
-  unsigned bypass_miss_percent;  ///< ... taken when a majority of a warp's lanes missed it this often
-  unsigned emit_block;           ///< threads per block of the output kernel
+  unsigned chunks;               ///< the input splits into about this many chunks (whole rounds):
+                                 ///< the unit of the spill records and of the partition pass's blocks
+  unsigned bypass_rounds;        ///< first-pass rounds per vote on bypassing the table ...
+  unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
+  unsigned scatter_block;        ///< threads per block of the partition pass
+  unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)
+  unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
+  unsigned bucket_block;         ///< threads per block of the bucket pass
+  unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
+  unsigned bucket_table_bytes;   ///< shared memory of a bucket block's hash table ...
+  unsigned bucket_table_slots;   ///< ... of at most this many slots (a power of two)
+  unsigned bucket_probes;        ///< bucket-table slots tried before a pair waits for the next round
+  unsigned bucket_fill_percent;  ///< a part whose estimated keys fill its table beyond this is split
 };
 
 struct group_by_sm90 {
   static constexpr group_by_tuning value{.block               = 512,
-                                         .items               = 8,
+                                         .items               = 4,
                                          .min_blocks          = 2,
-                                         .waves               = 1,
-                                         .min_rounds          = 1,
                                          .table_bytes         = 160 << 10,
                                          .table_slots         = 8192,
                                          .table_probes        = 8,
                                          .peer_min            = 8,
-                                         .bypass_window       = 8,
-                                         .bypass_miss_percent = 95,
-                                         .emit_block          = 256};
+                                         .chunks              = 2048,
+                                         .bypass_rounds       = 2,
+                                         .bypass_miss_percent = 60,
+                                         .scatter_block       = 512,
+                                         .scatter_items       = 8,
+                                         .scatter_min_blocks  = 2,
+                                         .bucket_block        = 512,
+                                         .bucket_min_blocks   = 2,
+                                         .bucket_table_bytes  = 100 << 10,
+                                         .bucket_table_slots  = 8192,
+                                         .bucket_probes       = 32,
+                                         .bucket_fill_percent = 62};
 };
 /// Not measured: the sm_90 values (the host sizes the grid and shared memory from them).
 using group_by_fallback = group_by_sm90;

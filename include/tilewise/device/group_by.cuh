@@ -2,14 +2,15 @@
 /// @brief device::group_by: unsorted reduce-by-key (hash aggregation): one output row per distinct
 ///        key, in no particular order, CUB-style two-phase call, no key value reserved.
 ///
-/// How: one wave of blocks splits the pairs into contiguous ranges (detail::group_by_aggregate_kernel).
-/// A cheap probe per warp and pair (does lane 0's key repeat?) sends a warp whose lanes all hold
-/// one key through one tile::reduce, one with many repeats through tile::reduce_by_key, and
-/// otherwise each lane on its own; then the pair goes into the block's hash table in shared
-/// memory, or, when that table has no room for its key, into the global table in temp storage.
-/// Finally each block flushes its table into the global one, and group_by_emit_kernel writes the
-/// rows the global table recorded. docs/design/group_by.md: the slot protocol, the temp bound,
-/// determinism and the measurements.
+/// Three passes. group_by_spill_kernel: each block pre-aggregates its chunks of the input in a hash
+/// table in shared memory; pairs whose key finds no room are spilled, and where the table keeps
+/// missing the block stops using it and only counts its keys. Every block also counts, per chunk,
+/// the pairs of each of 256 hash parts and feeds a sketch of the number of distinct keys.
+/// group_by_scatter_kernel: after a scan of those counts, writes every pair still to be combined
+/// (spilled, table entries, and the input the tables skipped) into its part. group_by_bucket_kernel:
+/// one block per part combines its pairs in shared memory (splitting the part further first when the
+/// sketch says its keys would not fit) and writes the rows. docs/design/group_by.md: the passes,
+/// the temp bound, determinism and the measurements.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -22,42 +23,32 @@
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/device/hash_partition.cuh>
 #include <tilewise/detail/device/hash_slots.cuh>
 #include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/tuning.cuh>
+#include <tilewise/device/scan.cuh>
 #include <tilewise/tile/group_by.cuh>
 #include <tilewise/tile/reduce.cuh>
-#include <tilewise/tile/scan.cuh>
 
 namespace tilewise::detail {
 
 namespace cg = cooperative_groups;
 
-/// Slots of a block's table for these types (a power of two, 0: no block table).
-template <class Tuning, class U, class T, class Op>
-__host__ __device__ constexpr unsigned group_by_table_slots() {
-  constexpr group_by_tuning t = Tuning::value;
-  using local_t               = block_slots<U, T, Op, 64>;
-  constexpr std::size_t per   = sizeof(U) + sizeof(typename local_t::value_t) + (local_t::atomic ? 0 : 4);
-  unsigned s                  = t.table_slots;
-  while (s >= 64 && s * per + 64 > t.table_bytes) s /= 2;
+/// Slots of a block table of at most `bytes` and `slots` for these types (a power of two; 0 when
+/// not even 64 fit).
+template <class U, class T, class Op>
+__host__ __device__ constexpr unsigned group_by_slots(unsigned bytes, unsigned slots) {
+  using probe_t             = block_slots<U, T, Op, 64>;
+  constexpr std::size_t per = sizeof(U) + sizeof(typename probe_t::value_t) + (probe_t::atomic ? 0 : 4);
+  unsigned s                = slots;
+  while (s >= 64 && s * per + 64 > bytes) s /= 2;
   return s >= 64 ? s : 0;
 }
 
-/// Dynamic shared memory of the aggregation kernel.
-template <class Tuning, class U, class T, class Op>
-__host__ __device__ constexpr std::size_t group_by_smem_bytes() {
-  constexpr unsigned s = group_by_table_slots<Tuning, U, T, Op>();
-  if constexpr (s == 0) {
-    return 0;
-  } else {
-    return block_slots<U, T, Op, s>::bytes;
-  }
-}
-
 /// Loads element i; raw pointers to 4- and 8-byte arithmetic values stream past L1 and leave L2
-/// early (`ld.global.cs`), so the global table stays in L2.
+/// early (`ld.global.cs`).
 template <class It>
 TILEWISE_DEVICE iter_value_t<It> group_by_load(It it, long long i) {
   using V = iter_value_t<It>;
@@ -69,173 +60,457 @@ TILEWISE_DEVICE iter_value_t<It> group_by_load(It it, long long i) {
   }
 }
 
-inline constexpr unsigned long long no_slot = ~0ull;
+/// Where a chunk's pairs are after the first pass: spilled to [spill_begin, spill_end) of the
+/// spill arrays, and the input pairs [input_begin, input_end) that skipped the table.
+struct group_by_chunk {
+  long long spill_begin, spill_end, input_begin, input_end;
+};
 
-/// Appends the slots this round inserted into the global table (`fresh`, no_slot where none) to
-/// its row list: one atomic per warp and round, and nothing at all in a warp that inserted
-/// nothing (the common case at low cardinality). Every lane of the warp calls.
-template <unsigned Items, class Table>
-TILEWISE_DEVICE void group_by_record_rows(unsigned long long const (&fresh)[Items], Table const& table) {
-  unsigned mine = 0;
-#pragma unroll
-  for (unsigned j = 0; j < Items; ++j) mine += fresh[j] != no_slot;
-  auto const warp = cg::tiled_partition<32>(cg::this_thread_block());
-  if (!warp.any(mine != 0)) return;
-  unsigned total       = 0;
-  unsigned const below = tile::exclusive_scan(warp, mine, cuda::std::plus<unsigned>{}, 0u, total);
-  unsigned long long base = 0;
-  if (warp.thread_rank() == 0) base = atomicAdd(table.row_count, static_cast<unsigned long long>(total));
-  unsigned long long at = warp.shfl(base, 0) + below;
-#pragma unroll
-  for (unsigned j = 0; j < Items; ++j) {
-    if (fresh[j] != no_slot) table.rows[at++] = fresh[j];
+/// The temp storage parts, as the kernels see them.
+template <class U, class T>
+struct group_by_parts {
+  U* spill_keys;                  ///< first pass -> partition pass; the bucket pass's second buffer
+  T* spill_values;
+  U* part_keys;                   ///< the pairs by part (partition pass -> bucket pass)
+  T* part_values;
+  unsigned long long* offsets;    ///< [part * chunks + chunk]: counts, then their exclusive scan;
+                                  ///< entry hash_parts * chunks: the total
+  group_by_chunk* chunk;          ///< per chunk
+  unsigned* sketch;               ///< distinct_sketch registers (zeroed)
+  unsigned long long* row_count;  ///< rows reserved so far (zeroed)
+  unsigned* done;                 ///< bucket blocks finished (zeroed)
+  long long chunks;
+  long long chunk_pairs;
+};
+
+/// Pre-aggregation of one pair by a warp (g: the warp as a tile in full rounds, where the shuffle,
+/// vote and reduction are single instructions; the lanes holding a pair in a partial round): if
+/// every lane holds lane 0's key, one tile::reduce and one lane puts; if at least peer_min lanes
+/// do, tile::reduce_by_key and one lane per key puts; otherwise every lane puts its own pair.
+template <unsigned PeerMin, class G, class U, class T, class Op, class Put>
+TILEWISE_DEVICE void group_by_combine(G const& g, U kb, T const& v, Op op, Put&& put) {
+  U const k0          = g.shfl(kb, 0);
+  unsigned const same = __popc(g.ballot(kb == k0));
+  if (same == g.size()) {
+    T const r = tile::reduce(g, v, op);
+    if (g.thread_rank() == 0) put(kb, r);
+  } else if (same >= PeerMin) {
+    auto const r = tile::reduce_by_key(g, kb, v, op);
+    if (r.leader) put(kb, r.value);
+  } else {
+    put(kb, v);
   }
 }
 
+/// Appends the pairs each lane marks (bit j of `marked`: ks[j], vs[j]) at `base + place`, places
+/// from one atomicAdd per warp on the shared `cursor`, in order of j so that each store
+/// instruction writes a contiguous run; calls on_each(key) per pair. The whole warp calls.
+template <unsigned I, class U, class T, class F>
+TILEWISE_DEVICE void group_by_append(unsigned marked, U const (&ks)[I], T const (&vs)[I], unsigned* cursor,
+                                     U* keys_out, T* values_out, long long base, F&& on_each) {
+  auto const warp      = cg::tiled_partition<32>(cg::this_thread_block());
+  unsigned const total = tile::reduce(warp, static_cast<unsigned>(__popc(marked)), cuda::std::plus<unsigned>{});
+  if (total == 0) return;
+  unsigned first = 0;
+  if (warp.thread_rank() == 0) first = atomicAdd(cursor, total);
+  unsigned at          = warp.shfl(first, 0);
+  unsigned const below = (1u << warp.thread_rank()) - 1u;
+#pragma unroll
+  for (unsigned j = 0; j < I; ++j) {
+    bool const mine  = (marked >> j & 1u) != 0u;
+    unsigned const m = warp.ballot(mine);
+    if (mine) {
+      long long const q = base + at + __popc(m & below);
+      keys_out[q]       = ks[j];
+      values_out[q]     = vs[j];
+      on_each(ks[j]);
+    }
+    at += __popc(m);
+  }
+}
+
+/// One round of block x I pairs [base, base + block x I) of a range ending at `hi`, as the first
+/// pass's table rounds and the bucket pass's rounds run it: loads the thread's pairs (pair j:
+/// base + j * block + threadIdx.x), combines each through group_by_combine and
+/// `insert(key, value)` (false: no room), and appends the pairs that found no room
+/// (group_by_append). Block-uniform call.
+template <unsigned B, unsigned I, unsigned PeerMin, class U, class T, class Op, class Load, class Insert, class OnEach>
+TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, Op op, Insert&& insert,
+                                    unsigned* cursor, U* keys_out, T* values_out, long long out_base,
+                                    OnEach&& on_each) {
+  auto const warp = cg::tiled_partition<32>(cg::this_thread_block());
+  bool const full = base + static_cast<long long>(B) * I <= hi;
+  U k[I];
+  T v[I];
+#pragma unroll
+  for (unsigned j = 0; j < I; ++j) {
+    if (full || base + j * B + threadIdx.x < hi) load(base + j * B + threadIdx.x, k[j], v[j]);
+  }
+  unsigned marked = 0;
+#pragma unroll 1
+  for (unsigned j = 0; j < I; ++j) {  // one copy of the pair's code (registers: 2 blocks per SM)
+    auto const put = [&](U kb, T const& r) {
+      if (insert(kb, r)) return;
+      k[j] = kb;
+      v[j] = r;
+      marked |= 1u << j;
+    };
+    if (full) {
+      group_by_combine<PeerMin>(warp, k[j], v[j], op, put);
+    } else if (base + j * B + threadIdx.x < hi) {
+      group_by_combine<PeerMin>(cg::coalesced_threads(), k[j], v[j], op, put);
+    }
+  }
+  group_by_append<I>(marked, k, v, cursor, keys_out, values_out, out_base, on_each);
+}
+
+/// The first pass's dynamic shared memory: its table, if one fits.
+template <class Tuning, class U, class T, class Op>
+__host__ __device__ constexpr std::size_t group_by_spill_smem() {
+  constexpr group_by_tuning tune = Tuning::value;
+  constexpr unsigned S           = group_by_slots<U, T, Op>(tune.table_bytes, tune.table_slots);
+  return S > 0 ? block_slots<U, T, Op, S == 0 ? 64 : S>::bytes : 0;
+}
+
+/// First pass: block b takes chunks [b * chunks / grid, (b + 1) * chunks / grid). Pairs go
+/// through group_by_round into the block table; those that find no room are spilled. Every
+/// bypass_rounds rounds the block votes: when most threads' inserts missed at least
+/// bypass_miss_percent of the time, the table keeps what it has and the block's later pairs only
+/// have their keys counted (the partition pass reads them from the input). The block's last
+/// chunk also spills the table's entries. Per chunk: the pairs of each part (counted on a copy
+/// per warp), and where its pairs are.
 template <class Tuning, class KeysIn, class ValuesIn, class K, class T, class Op>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_blocks)
-  group_by_aggregate_kernel(KeysIn keys, ValuesIn values, long long n, long long per_block, Op op,
-                            global_slots<key_bits_t<K>, T, Op> table) {
+  group_by_spill_kernel(KeysIn keys, ValuesIn values, long long n, Op op, group_by_parts<key_bits_t<K>, T> p) {
   constexpr group_by_tuning tune = Tuning::value;
   constexpr unsigned B           = tune.block;
   constexpr unsigned I           = tune.items;
+  constexpr unsigned W           = B / 32;
   using U                        = key_bits_t<K>;
-  constexpr unsigned S           = group_by_table_slots<Tuning, U, T, Op>();
+  constexpr unsigned S           = group_by_slots<U, T, Op>(tune.table_bytes, tune.table_slots);
   constexpr bool local_table     = S > 0;
-  using local_t                  = block_slots<U, T, Op, local_table ? S : 64>;
-  static_assert(B % 32 == 0 && B <= 1024, "group_by: the block is whole warps");
+  using table_t                  = block_slots<U, T, Op, local_table ? S : 64>;
+  static_assert(B % 32 == 0 && B <= 1024 && I <= 32, "group_by: whole warps, at most 32 items");
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];
-  local_t const local{group_by_smem};
-  table.begin();
-  if constexpr (local_table) {
-    local.template clear<B>();
-    __syncthreads();
-  }
+  __shared__ unsigned part_count[W * hash_parts];  // [warp * hash_parts + part]
+  __shared__ unsigned sketch[distinct_sketch::registers];
+  __shared__ unsigned spilled;  // pairs the current chunk spilled so far
+  __shared__ unsigned warp_counts[W];
+  __shared__ unsigned long long warp_first[W];
 
-  // Per warp (uniform): whether its pairs skip the block table; per lane: this window's tries.
-  bool bypass       = !local_table;
-  unsigned window   = 0;
-  unsigned tries    = 0;
-  unsigned misses   = 0;
-  auto const insert = [&](U kb, T const& v, unsigned long long& fresh) {
+  table_t const table{group_by_smem, local_table ? S : 64u};
+  if constexpr (local_table) table.template clear<B>();
+  for (unsigned i = threadIdx.x; i < distinct_sketch::registers; i += B) sketch[i] = 0u;
+  if (blockIdx.x == 0 && threadIdx.x == 0) p.offsets[hash_parts * p.chunks] = 0;  // the scan's total
+  unsigned* const my_count = part_count + threadIdx.x / 32 * hash_parts;
+
+  auto const count_key = [&](U kb) {
     unsigned long long const h = mix_bits(kb);
-    if constexpr (local_table) {
-      if (!bypass) {
-        ++tries;
-        if (local.add(kb, v, op, h, tune.table_probes)) return;
-        ++misses;
-      }
-    }
-    unsigned long long slot;
-    if (table.add(kb, v, op, h, slot)) fresh = slot;
+    atomicAdd(my_count + hash_part(h), 1u);
+    distinct_sketch::add(sketch, h);
   };
-  // The probe: lane 0's key against every lane's (one shuffle, one vote). `g` is the whole warp
-  // in full rounds (the shuffle, vote and reduction are then single instructions) and the lanes
-  // that hold a pair in the last, partial round.
-  auto const accumulate = [&](auto const& g, K k, T const& v, unsigned long long& fresh) {
-    U const kb           = static_cast<U>(k);
-    U const k0           = g.shfl(kb, 0);
-    unsigned const same  = __popc(g.ballot(kb == k0));
-    if (same == g.size()) {
-      T const r = tile::reduce(g, v, op);
-      if (g.thread_rank() == 0) insert(kb, r, fresh);
-    } else if (same >= tune.peer_min) {
-      auto const r = tile::reduce_by_key(g, kb, v, op);
-      if (r.leader) insert(kb, r.value, fresh);
-    } else {
-      insert(kb, v, fresh);
-    }
+  auto const load = [&](long long i, U& kb, T& v) {
+    kb = static_cast<U>(group_by_load(keys, i));
+    v  = group_by_load(values, i);
   };
-
-  auto const warp    = cg::tiled_partition<32>(cg::this_thread_block());
-  long long const lo = static_cast<long long>(blockIdx.x) * per_block;
-  long long const hi = lo + per_block < n ? lo + per_block : n;
-  for (long long base = lo; base < hi; base += static_cast<long long>(B) * I) {
-    bool const full = base + static_cast<long long>(B) * I <= hi;
-    K k[I];
-    T v[I];
-#pragma unroll
-    for (unsigned j = 0; j < I; ++j) {
-      long long const i = base + j * B + threadIdx.x;
-      if (full || i < hi) {
-        k[j] = group_by_load(keys, i);
-        v[j] = group_by_load(values, i);
-      }
-    }
-    unsigned long long fresh[I];
-#pragma unroll 1
-    for (unsigned j = 0; j < I; ++j) {  // one copy of the pair's code (registers: 2 blocks per SM)
-      fresh[j] = no_slot;
-      if (full) {
-        accumulate(warp, k[j], v[j], fresh[j]);
-      } else if (base + j * B + threadIdx.x < hi) {
-        accumulate(cg::coalesced_threads(), k[j], v[j], fresh[j]);
-      }
-    }
-    if constexpr (local_table) {
-      if (!bypass && ++window == tune.bypass_window) {
-        bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(tune.bypass_miss_percent);
-        bypass          = __popc(__ballot_sync(~0u, vote)) > 16;
-        window = tries = misses = 0;
-      }
-    }
-    group_by_record_rows<I>(fresh, table);
-  }
-
-  if constexpr (local_table) {  // the block's table (and the free key's slot S) into the global one
+  long long const c0 = static_cast<long long>(blockIdx.x) * p.chunks / gridDim.x;
+  long long const c1 = static_cast<long long>(blockIdx.x + 1) * p.chunks / gridDim.x;
+  long long at       = c0 * p.chunk_pairs;  // the block's next spill place (its spill never outgrows its pairs)
+  bool bypass        = !local_table;
+  unsigned tries = 0, misses = 0, rounds = 0;
+  for (long long c = c0; c < c1; ++c) {
+    long long const lo = c * p.chunk_pairs;
+    long long const hi = lo + p.chunk_pairs < n ? lo + p.chunk_pairs : n;
+    for (unsigned i = threadIdx.x; i < W * hash_parts; i += B) part_count[i] = 0u;
+    if (threadIdx.x == 0) spilled = 0u;
     __syncthreads();
-    for (unsigned c = 0; c <= S; c += B * I) {
-      unsigned long long fresh[I];
+    long long base = lo;
+    for (; !bypass && base < hi; base += static_cast<long long>(B) * I) {
+      auto const insert = [&](U kb, T const& r) {
+        ++tries;
+        bool const in = table.add(kb, r, op, mix_bits(kb), tune.table_probes);
+        misses += in ? 0u : 1u;
+        return in;
+      };
+      group_by_round<B, I, tune.peer_min, U, T>(base, hi, load, op, insert, &spilled, p.spill_keys, p.spill_values,
+                                                at, count_key);
+      if (++rounds == tune.bypass_rounds) {
+        bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(tune.bypass_miss_percent);
+        bypass          = __syncthreads_count(vote) > static_cast<int>(B / 2);
+        tries = misses = rounds = 0;
+      }
+    }
+    long long const input_begin = base < hi ? base : hi;
+    for (; base < hi; base += static_cast<long long>(B) * I) {
+      U kb[I];
+#pragma unroll
+      for (unsigned j = 0; j < I; ++j) {  // every load in flight before the first count
+        if (base + j * B + threadIdx.x < hi) kb[j] = static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x));
+      }
 #pragma unroll
       for (unsigned j = 0; j < I; ++j) {
-        fresh[j]         = no_slot;
-        unsigned const i = c + j * B + threadIdx.x;
-        U kb;
-        T val;
-        if (i <= S && local.entry(i, kb, val)) {
-          unsigned long long slot;
-          if (table.add(kb, val, op, mix_bits(kb), slot)) fresh[j] = slot;
+        if (base + j * B + threadIdx.x < hi) count_key(kb[j]);
+      }
+    }
+    if constexpr (local_table) {
+      if (c == c1 - 1) {  // the table's entries join the block's last chunk
+        __syncthreads();
+        drain_table<B>(
+          table, [&](unsigned total) { return static_cast<unsigned long long>(atomicAdd(&spilled, total)); },
+          [&](unsigned long long r, U kb, T const& val) {
+            long long const q = at + static_cast<long long>(r);
+            p.spill_keys[q]   = kb;
+            p.spill_values[q] = val;
+            count_key(kb);
+          },
+          warp_counts, warp_first);
+      }
+    }
+    __syncthreads();
+    long long const spill_end = at + spilled;
+    for (unsigned i = threadIdx.x; i < hash_parts; i += B) {
+      unsigned total = 0;
+      for (unsigned v = 0; v < W; ++v) total += part_count[v * hash_parts + i];
+      p.offsets[i * p.chunks + c] = total;
+    }
+    if (threadIdx.x == 0) p.chunk[c] = group_by_chunk{at, spill_end, input_begin, hi};
+    at = spill_end;
+    __syncthreads();
+  }
+  distinct_sketch::merge<B>(sketch, p.sketch);
+}
+
+/// Partition pass: block c writes chunk c's pairs (spilled ones, then input ones) into their
+/// parts, at the places the scanned counts give.
+template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
+TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
+  group_by_scatter_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
+  constexpr unsigned B = Tuning::value.scatter_block;
+  constexpr unsigned I = Tuning::value.scatter_items;
+  using scatter_t      = part_scatter<B, I, U, T>;
+  extern __shared__ __align__(16) unsigned char group_by_smem[];
+  __shared__ typename scatter_t::counters ctr;
+  __shared__ unsigned long long running[hash_parts];
+
+  long long const c        = blockIdx.x;
+  group_by_chunk const rec = p.chunk[c];
+  for (unsigned i = threadIdx.x; i < hash_parts; i += B) running[i] = p.offsets[i * p.chunks + c];
+  long long const spilled = rec.spill_end - rec.spill_begin;
+  long long const total   = spilled + rec.input_end - rec.input_begin;
+  scatter_t const scatter{group_by_smem, ctr};
+  for (long long base = 0; base < total; base += static_cast<long long>(B) * I) {
+    U k[I];
+    T v[I];
+    unsigned d[I];
+#pragma unroll
+    for (unsigned j = 0; j < I; ++j) {
+      long long const t = base + j * B + threadIdx.x;
+      if (t < spilled) {
+        k[j] = p.spill_keys[rec.spill_begin + t];
+        v[j] = p.spill_values[rec.spill_begin + t];
+      } else if (t < total) {
+        k[j] = static_cast<U>(group_by_load(keys, rec.input_begin + (t - spilled)));
+        v[j] = group_by_load(values, rec.input_begin + (t - spilled));
+      }
+      d[j] = t < total ? hash_part(mix_bits(k[j])) : 0u;
+    }
+    long long const left = total - base;
+    scatter(k, v, d, left < B * I ? static_cast<unsigned>(left) : B * I, hash_parts, running, p.part_keys,
+            p.part_values);
+  }
+}
+
+/// The sub-part bits of a part of `pairs` pairs: none when they fit the table even if all
+/// distinct, else enough that its share of the estimated distinct keys (with 10 % to spare) fills
+/// at most bucket_fill_percent of the table, at most 8.
+template <class Tuning>
+TILEWISE_DEVICE unsigned group_by_sub_bits(long long pairs, float distinct, unsigned slots) {
+  float const room = static_cast<float>(slots) * Tuning::value.bucket_fill_percent / 100.0f;
+  if (static_cast<float>(pairs) <= room) return 0;
+  float keys    = distinct / hash_parts * 1.1f;
+  unsigned bits = 0;
+  while (bits < 8 && keys > room) {
+    keys /= 2.0f;
+    ++bits;
+  }
+  return bits;
+}
+
+/// The bucket pass's dynamic shared memory: its table, or (splitting a part, not at the same
+/// time) part_scatter's stage.
+template <class Tuning, class U, class T, class Op>
+__host__ __device__ constexpr std::size_t group_by_bucket_smem() {
+  constexpr group_by_tuning tune = Tuning::value;
+  constexpr unsigned S           = group_by_slots<U, T, Op>(tune.bucket_table_bytes, tune.bucket_table_slots);
+  constexpr std::size_t table    = block_slots<U, T, Op, S < 64 ? 64 : S>::bytes;
+  constexpr std::size_t stage    = part_scatter<tune.bucket_block, tune.scatter_items, U, T>::bytes;
+  return table > stage ? table : stage;
+}
+
+/// Bucket pass: block b combines part b's pairs and writes its rows. Rounds of: clear a table
+/// sized for the pairs left (a power of two, at least twice their count, at most the capacity),
+/// run every pair through group_by_round (pairs of keys that find no room move to the other
+/// buffer), drain the table to the output with one atomicAdd on the row count. A round takes at
+/// least one key, so the rounds end; usually there is one. When the sketch says the part has too
+/// many keys for one table, the part is first split into 2^bits sub-parts (a count on a copy per
+/// warp, a scan and a part_scatter into the other buffer), each then combined in rounds. The
+/// last block to finish writes the row count.
+template <class Tuning, class K, class T, class Op, class KeysOut, class AggregatesOut, class NumGroupsOut>
+TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value.bucket_min_blocks)
+  group_by_bucket_kernel(group_by_parts<key_bits_t<K>, T> p, Op op, KeysOut keys_out, AggregatesOut aggregates_out,
+                         NumGroupsOut num_groups_out) {
+  constexpr group_by_tuning tune = Tuning::value;
+  constexpr unsigned B           = tune.bucket_block;
+  constexpr unsigned I           = tune.items;
+  constexpr unsigned SI          = tune.scatter_items;
+  constexpr unsigned W           = B / 32;
+  using U                        = key_bits_t<K>;
+  constexpr unsigned S           = group_by_slots<U, T, Op>(tune.bucket_table_bytes, tune.bucket_table_slots);
+  static_assert(S >= 64, "group_by: a bucket table must hold 64 slots (bucket_table_bytes is too small for T)");
+  using table_t                  = block_slots<U, T, Op, S>;
+  using scatter_t                = part_scatter<B, SI, U, T>;
+  using count_v                  = iter_value_t<NumGroupsOut>;
+  using count_t                  = cuda::std::conditional_t<cuda::std::is_void_v<count_v>, long long, count_v>;
+
+  extern __shared__ __align__(16) unsigned char group_by_smem[];  // the table, or the scatter's stage
+  __shared__ typename scatter_t::counters ctr;
+  __shared__ unsigned warp_sub[W * hash_parts];  // sub-part counts, [warp * hash_parts + sub-part]
+  __shared__ unsigned long long running[hash_parts];
+  __shared__ unsigned sub_count[hash_parts];
+  __shared__ unsigned sub_start[hash_parts];
+  __shared__ unsigned deferred;
+  __shared__ unsigned warp_counts[W];
+  __shared__ unsigned long long warp_first[W];
+  __shared__ float sketch_parts[2 * W];
+
+  // Combines the pairs src[a, z) in rounds, moving the pairs that wait to alt[a, ...).
+  auto const combine_range = [&](U* sk, T* sv, U* ak, T* av, long long a, long long z) {
+    for (;;) {
+      long long const left = z - a;
+      unsigned slots       = S;
+      while (slots > 64 && static_cast<long long>(slots / 2) >= 2 * left) slots /= 2;
+      table_t const table{group_by_smem, slots};
+      table.template clear<B>();
+      if (threadIdx.x == 0) deferred = 0u;
+      __syncthreads();
+      auto const load   = [&](long long i, U& kb, T& v) {
+        kb = sk[i];
+        v  = sv[i];
+      };
+      auto const insert = [&](U kb, T const& r) { return table.add(kb, r, op, mix_bits(kb), tune.bucket_probes); };
+      for (long long base = a; base < z; base += static_cast<long long>(B) * I) {
+        group_by_round<B, I, tune.peer_min, U, T>(base, z, load, op, insert, &deferred, ak, av, a, [](U) {});
+      }
+      __syncthreads();
+      drain_table<B>(
+        table, [&](unsigned total) { return atomicAdd(p.row_count, static_cast<unsigned long long>(total)); },
+        [&](unsigned long long r, U kb, T const& val) {
+          keys_out[static_cast<long long>(r)]       = static_cast<K>(kb);
+          aggregates_out[static_cast<long long>(r)] = val;
+        },
+        warp_counts, warp_first);
+      unsigned const waiting = deferred;
+      __syncthreads();  // the table is read and `deferred` seen before the next round clears them
+      if (waiting == 0u) return;
+      cuda::std::swap(sk, ak);
+      cuda::std::swap(sv, av);
+      z = a + waiting;
+    }
+  };
+
+  long long const s    = static_cast<long long>(p.offsets[blockIdx.x * p.chunks]);
+  long long const e    = static_cast<long long>(p.offsets[(blockIdx.x + 1) * p.chunks]);
+  float const distinct = distinct_sketch::estimate<B>(p.sketch, sketch_parts);
+  if (e > s) {
+    unsigned const bits = group_by_sub_bits<Tuning>(e - s, distinct, S);
+    if (bits == 0) {
+      combine_range(p.part_keys, p.part_values, p.spill_keys, p.spill_values, s, e);
+    } else {
+      unsigned const digits = 1u << bits;
+      unsigned* const my_sub = warp_sub + threadIdx.x / 32 * hash_parts;
+      for (unsigned i = threadIdx.x; i < W * hash_parts; i += B) warp_sub[i] = 0u;
+      __syncthreads();
+      for (long long base = s; base < e; base += static_cast<long long>(B) * SI) {
+        U k[SI];
+#pragma unroll
+        for (unsigned j = 0; j < SI; ++j) {
+          long long const i = base + j * B + threadIdx.x;
+          if (i < e) k[j] = p.part_keys[i];
+        }
+#pragma unroll
+        for (unsigned j = 0; j < SI; ++j) {
+          if (base + j * B + threadIdx.x < e) atomicAdd(my_sub + hash_sub_part(mix_bits(k[j]), bits), 1u);
         }
       }
-      group_by_record_rows<I>(fresh, table);
+      __syncthreads();
+      if (threadIdx.x < digits) {
+        unsigned total = 0;
+        for (unsigned v = 0; v < W; ++v) total += warp_sub[v * hash_parts + threadIdx.x];
+        sub_count[threadIdx.x] = total;
+      }
+      __syncthreads();
+      if (threadIdx.x < 32) warp_exclusive_sums(sub_count, sub_start, digits);
+      __syncthreads();
+      if (threadIdx.x < digits) running[threadIdx.x] = static_cast<unsigned long long>(s) + sub_start[threadIdx.x];
+      scatter_t const scatter{group_by_smem, ctr};
+      for (long long base = s; base < e; base += static_cast<long long>(B) * SI) {
+        U k[SI];
+        T v[SI];
+        unsigned d[SI];
+#pragma unroll
+        for (unsigned j = 0; j < SI; ++j) {
+          long long const i = base + j * B + threadIdx.x;
+          if (i < e) {
+            k[j] = p.part_keys[i];
+            v[j] = p.part_values[i];
+          }
+          d[j] = i < e ? hash_sub_part(mix_bits(k[j]), bits) : 0u;
+        }
+        long long const left = e - base;
+        scatter(k, v, d, left < B * SI ? static_cast<unsigned>(left) : B * SI, digits, running, p.spill_keys,
+                p.spill_values);
+      }
+      __syncthreads();
+      for (unsigned dgt = 0; dgt < digits; ++dgt) {
+        long long const a = s + sub_start[dgt];
+        long long const z = a + sub_count[dgt];
+        if (z > a) combine_range(p.spill_keys, p.spill_values, p.part_keys, p.part_values, a, z);
+      }
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's rows and reservations before its arrival
+    if (atomicAdd(p.done, 1u) == gridDim.x - 1) {
+      __threadfence();
+      num_groups_out[0] = static_cast<count_t>(atomicAdd(p.row_count, 0ull));
     }
   }
 }
 
-/// Writes the recorded rows, the count, and bumps the generation (the next call's epoch).
-template <unsigned Block, class K, class T, class Op, class KeysOut, class AggregatesOut, class NumGroupsOut>
-TILEWISE_KERNEL void __launch_bounds__(Block)
-  group_by_emit_kernel(global_slots<key_bits_t<K>, T, Op> table, KeysOut keys_out, AggregatesOut aggregates_out,
-                       NumGroupsOut num_groups_out) {
-  using U                        = key_bits_t<K>;
-  using count_v                  = iter_value_t<NumGroupsOut>;
-  using count_t                  = cuda::std::conditional_t<cuda::std::is_void_v<count_v>, long long, count_v>;
-  unsigned long long const count = __ldcg(table.row_count);
-  unsigned long long const step  = static_cast<unsigned long long>(Block) * gridDim.x;
-  for (unsigned long long r = static_cast<unsigned long long>(blockIdx.x) * Block + threadIdx.x; r < count; r += step) {
-    unsigned long long const s = __ldcg(table.rows + r);
-    long long const at         = static_cast<long long>(r);
-    keys_out[at]       = static_cast<K>(static_cast<U>(__ldcg(table.headers + 2 * s + 1)));
-    aggregates_out[at] = slot_value_load<Op, T>(table.values + s);
-  }
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    num_groups_out[0]  = static_cast<count_t>(count);
-    *table.generation = __ldcg(table.generation) + 1;
-  }
+/// num_items == 0: the row count alone.
+template <class NumGroupsOut>
+TILEWISE_KERNEL void group_by_empty_kernel(NumGroupsOut num_groups_out) {
+  using count_v     = iter_value_t<NumGroupsOut>;
+  using count_t     = cuda::std::conditional_t<cuda::std::is_void_v<count_v>, long long, count_v>;
+  num_groups_out[0] = count_t(0);
 }
 
-/// The most distinct keys of num_items pairs, and the global table's slots (load <= 2/3).
-struct group_by_sizes {
-  unsigned long long groups;
-  unsigned long long slots;
+/// How the input splits into chunks: whole rounds of the first pass, about `tune.chunks` of them
+/// (fewer for inputs of fewer rounds).
+struct group_by_plan {
+  long long chunk_pairs;
+  long long chunks;
 };
-template <class K>
-constexpr group_by_sizes group_by_size(long long num_items) {
-  unsigned long long d = static_cast<unsigned long long>(num_items);
-  if (sizeof(K) == 4 && d > (1ull << 32)) d = 1ull << 32;
-  unsigned long long const g = cuda::round_up(d + d / 2 + 1, 64ull);
-  return {d, g};
+template <class Tuning>
+constexpr group_by_plan group_by_plan_of(long long num_items) {
+  constexpr group_by_tuning tune = Tuning::value;
+  long long const round          = static_cast<long long>(tune.block) * tune.items;
+  long long const rounds         = cuda::ceil_div(num_items, round);
+  long long const per_chunk      = rounds > tune.chunks ? cuda::ceil_div(rounds, static_cast<long long>(tune.chunks)) : 1;
+  long long const chunk_pairs    = per_chunk * round;
+  return {chunk_pairs, cuda::ceil_div(num_items, chunk_pairs)};
 }
 
 /// Larger inputs are refused (their temp size would overflow size_t arithmetic).
@@ -250,20 +525,29 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
   static_assert(cuda::std::is_integral_v<K> && !cuda::std::is_same_v<K, bool> && (sizeof(K) == 4 || sizeof(K) == 8),
                 "tilewise::device::group_by: keys must be 4- or 8-byte integers (int32, uint32, int64, uint64)");
   static_assert(cuda::std::is_trivially_copyable_v<T>, "tilewise::device::group_by: values must be trivially copyable");
-  using U       = key_bits_t<K>;
-  using table_t = global_slots<U, T, Op>;
-  using value_t = typename table_t::value_t;
+  using U                        = key_bits_t<K>;
+  using parts_t                  = group_by_parts<U, T>;
   constexpr group_by_tuning tune = Tuning::value;
   if (num_items < 0 || num_items > group_by_max_items) {
     return cudaErrorInvalidValue;
   }
-  group_by_sizes const sz = group_by_size<K>(num_items);
+  group_by_plan const plan  = group_by_plan_of<Tuning>(num_items);
+  long long const entries   = hash_parts * plan.chunks + 1;
+  std::size_t scan_bytes    = 0;
+  auto const plus           = cuda::std::plus<unsigned long long>{};
+  TILEWISE_RETURN_IF_ERROR(device::exclusive_scan(nullptr, scan_bytes, static_cast<unsigned long long*>(nullptr),
+                                                  static_cast<unsigned long long*>(nullptr), entries, plus, 0ull));
+  std::size_t const n       = static_cast<std::size_t>(num_items);
   temp_layout layout;
-  std::size_t const control = layout.add(2 * sizeof(unsigned long long));
-  std::size_t const headers = layout.add(sz.slots * 16);
-  std::size_t const vals    = layout.add(sz.slots * sizeof(value_t));
-  std::size_t const locks   = layout.add(table_t::atomic ? 0 : sz.slots * sizeof(unsigned));
-  std::size_t const rows    = layout.add(sz.groups * sizeof(unsigned long long));
+  std::size_t const control_bytes = distinct_sketch::registers * sizeof(unsigned) + 2 * sizeof(unsigned long long);
+  std::size_t const control = layout.add(control_bytes);
+  std::size_t const offsets = layout.add(static_cast<std::size_t>(entries) * sizeof(unsigned long long));
+  std::size_t const scan    = layout.add(scan_bytes);
+  std::size_t const chunk   = layout.add(static_cast<std::size_t>(plan.chunks) * sizeof(group_by_chunk));
+  std::size_t const xk      = layout.add(n * sizeof(U));
+  std::size_t const xv      = layout.add(n * sizeof(T));
+  std::size_t const yk      = layout.add(n * sizeof(U));
+  std::size_t const yv      = layout.add(n * sizeof(T));
   bool query                = false;
   TILEWISE_RETURN_IF_ERROR(check_temp(temp, temp_bytes, layout.bytes(), query));
   if (query) {
@@ -274,50 +558,56 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
       null_pointer(num_groups_out)) {
     return cudaErrorInvalidValue;
   }
-  auto* const words = temp_layout::at<unsigned long long>(temp, control);
-  table_t const table{temp_layout::at<unsigned long long>(temp, headers),
-                      temp_layout::at<value_t>(temp, vals),
-                      table_t::atomic ? nullptr : temp_layout::at<unsigned>(temp, locks),
-                      temp_layout::at<unsigned long long>(temp, rows),
-                      words,
-                      words + 1,
-                      sz.slots,
-                      next_epoch(),
-                      0};
-  TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(table.row_count, 0, sizeof(unsigned long long), stream));
-  // Read as they are: the generation word and the slot headers (epoch-tagged states).
-  mark_any_contents(table.generation, sizeof(unsigned long long), stream);
-  mark_any_contents(table.headers, sz.slots * 16, stream);
-
-  if (num_items > 0) {
-    auto const kernel           = group_by_aggregate_kernel<Tuning, KeysIn, ValuesIn, K, T, Op>;
-    constexpr std::size_t smem  = group_by_smem_bytes<Tuning, U, T, Op>();
-    if constexpr (smem > (48u << 10)) {
-      TILEWISE_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    }
-    static resident_cache cache;
-    int wave = 0;
-    TILEWISE_RETURN_IF_ERROR(cache.get(kernel, tune.block, smem, wave));
-    long long const round = static_cast<long long>(tune.block) * tune.items;
-    long long blocks      = cuda::ceil_div(num_items, round * tune.min_rounds);
-    long long const most  = static_cast<long long>(wave) * tune.waves;
-    blocks                = blocks < 1 ? 1 : blocks > most ? most : blocks;
-    long long const per_block = cuda::round_up(cuda::ceil_div(num_items, blocks), round);
-    blocks                    = cuda::ceil_div(num_items, per_block);
-    kernel<<<static_cast<unsigned>(blocks), tune.block, smem, stream>>>(keys_in, values_in, num_items, per_block, op,
-                                                                      table);
-    TILEWISE_RETURN_IF_ERROR(cudaPeekAtLastError());
+  if (num_items == 0) {
+    group_by_empty_kernel<<<1, 1, 0, stream>>>(num_groups_out);
+    return cudaPeekAtLastError();
   }
+  auto* const words = temp_layout::at<unsigned>(temp, control);
+  parts_t const p{temp_layout::at<U>(temp, xk),
+                  temp_layout::at<T>(temp, xv),
+                  temp_layout::at<U>(temp, yk),
+                  temp_layout::at<T>(temp, yv),
+                  temp_layout::at<unsigned long long>(temp, offsets),
+                  temp_layout::at<group_by_chunk>(temp, chunk),
+                  words,
+                  reinterpret_cast<unsigned long long*>(words + distinct_sketch::registers),
+                  words + distinct_sketch::registers + 2,
+                  plan.chunks,
+                  plan.chunk_pairs};
+  TILEWISE_RETURN_IF_ERROR(cudaMemsetAsync(words, 0, control_bytes, stream));
 
-  auto const emit = group_by_emit_kernel<tune.emit_block, K, T, Op, KeysOut, AggregatesOut, NumGroupsOut>;
-  static resident_cache emit_cache;
-  int emit_wave = 0;
-  TILEWISE_RETURN_IF_ERROR(emit_cache.get(emit, tune.emit_block, 0, emit_wave));
-  long long emit_blocks = cuda::ceil_div(static_cast<long long>(sz.groups), static_cast<long long>(tune.emit_block));
-  emit_blocks           = emit_blocks < 1 ? 1 : emit_blocks > 2ll * emit_wave ? 2ll * emit_wave : emit_blocks;
-  emit<<<static_cast<unsigned>(emit_blocks), tune.emit_block, 0, stream>>>(table, keys_out, aggregates_out,
-                                                                          num_groups_out);
+  auto const spill                 = group_by_spill_kernel<Tuning, KeysIn, ValuesIn, K, T, Op>;
+  constexpr std::size_t spill_smem = group_by_spill_smem<Tuning, U, T, Op>();
+  if constexpr (spill_smem > (48u << 10)) {
+    TILEWISE_RETURN_IF_ERROR(
+      cudaFuncSetAttribute(spill, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(spill_smem)));
+  }
+  static resident_cache cache;
+  int wave = 0;
+  TILEWISE_RETURN_IF_ERROR(cache.get(spill, tune.block, spill_smem, wave));
+  long long const blocks = plan.chunks < wave ? plan.chunks : wave;
+  spill<<<static_cast<unsigned>(blocks), tune.block, spill_smem, stream>>>(keys_in, values_in, num_items, op, p);
+  TILEWISE_RETURN_IF_ERROR(cudaPeekAtLastError());
+
+  TILEWISE_RETURN_IF_ERROR(device::exclusive_scan(temp_layout::at<unsigned char>(temp, scan), scan_bytes, p.offsets,
+                                                  p.offsets, entries, plus, 0ull, stream));
+
+  auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
+  constexpr std::size_t scatter_smem = part_scatter<tune.scatter_block, tune.scatter_items, U, T>::bytes;
+  if constexpr (scatter_smem > (48u << 10)) {
+    TILEWISE_RETURN_IF_ERROR(
+      cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));
+  }
+  scatter<<<static_cast<unsigned>(plan.chunks), tune.scatter_block, scatter_smem, stream>>>(keys_in, values_in, p);
+  TILEWISE_RETURN_IF_ERROR(cudaPeekAtLastError());
+
+  auto const bucket                 = group_by_bucket_kernel<Tuning, K, T, Op, KeysOut, AggregatesOut, NumGroupsOut>;
+  constexpr std::size_t bucket_smem = group_by_bucket_smem<Tuning, U, T, Op>();
+  if constexpr (bucket_smem > (48u << 10)) {
+    TILEWISE_RETURN_IF_ERROR(
+      cudaFuncSetAttribute(bucket, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bucket_smem)));
+  }
+  bucket<<<hash_parts, tune.bucket_block, bucket_smem, stream>>>(p, op, keys_out, aggregates_out, num_groups_out);
   return cudaPeekAtLastError();
 }
 
@@ -338,12 +628,9 @@ namespace tilewise::device {
 ///                       bit_and/or/xor on integers) on 4- and 8-byte arithmetic T combine with
 ///                       atomics; any other T or functor through a lock per slot
 /// @param temp           device scratch, or nullptr to query `temp_bytes`; needs no initialisation
-/// @param temp_bytes     size of `temp` (in), or the size needed (out, when `temp == nullptr`).
-///                       With D = min(num_items, 2^32) for 4-byte keys, D = num_items for 8-byte
-///                       keys, and G = 64 * ceil((D + floor(D / 2) + 1) / 64) slots:
-///                       temp_bytes <= 16 + G * (16 + s + l) + 8 * D + 5 * 256 + 255, where s is
-///                       sizeof(T) rounded up to 4 bytes and l = 0 for atomic combinations, 4 for
-///                       locked ones (int32 keys and values: about 38 bytes per pair)
+/// @param temp_bytes     size of `temp` (in), or the size needed (out, when `temp == nullptr`):
+///                       at most 2 * num_items * (sizeof(K) + sizeof(T)) + 5 MiB (two copies of
+///                       the pairs, for the spill and the parts, plus per-chunk counts)
 /// @param keys_in        the first key
 /// @param values_in      the first value (pair i is `(keys_in[i], values_in[i])`)
 /// @param keys_out       receives the distinct keys, rows [0, *num_groups_out)
@@ -355,15 +642,14 @@ namespace tilewise::device {
 /// @return cudaSuccess; cudaErrorInvalidValue for a negative or too large num_items, a null pointer
 ///         (inputs and outputs with num_items > 0, num_groups_out always) or too small a
 ///         `temp_bytes`; or a launch's error
-/// @note Asynchronous in `stream`: a memset and two kernel launches, never a synchronization;
-///       works inside stream capture (a captured graph may be launched any number of times).
-///       Outputs beyond the row count are never written. Deterministic: the set of rows, and
-///       every integer aggregate (exact). Floating-point sums are combined in an order that
-///       depends on timing, so they may differ in the last bits from run to run (the error is
-///       that of some summation order: within (m - 1) * eps(T) * sum|x_i| for a key of m pairs);
-///       min and max are exact. Row order differs from run to run. `temp` may hold anything: a
-///       slot counts as taken only when it carries this launch's 62-bit epoch (compute-sanitizer's
-///       initcheck is told so through NVTX).
+/// @note Asynchronous in `stream`: a memset, three kernel launches and a device scan, never a
+///       synchronization; works inside stream capture (a captured graph may be launched any
+///       number of times). Outputs beyond the row count are never written. Deterministic: the set
+///       of rows, and every integer aggregate (exact). Floating-point sums are combined in an
+///       order that depends on timing, so they may differ in the last bits from run to run (the
+///       error is that of some summation order: within (m - 1) * eps(T) * sum|x_i| for a key of m
+///       pairs); min and max are exact. Row order differs from run to run. `temp` may hold
+///       anything: every part is written before it is read.
 template <class KeysInputIt, class ValuesInputIt, class KeysOutputIt, class AggregatesOutputIt,
           class NumGroupsOutputIt, class Op>
 cudaError_t group_by(void* temp, std::size_t& temp_bytes, KeysInputIt keys_in, ValuesInputIt values_in,

@@ -1,12 +1,10 @@
 /// @file
 /// @brief Hash slots of device::group_by: the key hash, how a slot's value is combined (native
-///        atomics, or a per-slot lock for any other value and operator), a block's table in shared
-///        memory and the global table in temp storage.
+///        atomics, or a per-slot lock for any other value and operator) and a block's table in
+///        shared memory.
 ///
-/// No key value is reserved. A block table is cleared by its block, so it marks free slots with a
-/// fixed key and keeps that key's value in a slot of its own. The global table is never cleared:
-/// each slot has a 64-bit state word `epoch * 4 + code` beside its key, and a state that does not
-/// carry this launch's epoch reads as free (docs/design/group_by.md has the protocol).
+/// No key value is reserved: a table is cleared by its block, marks free slots with a fixed key
+/// and keeps that key's value in a slot of its own (docs/design/group_by.md).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -18,7 +16,6 @@
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
-#include <tilewise/detail/gpu_word.cuh>
 
 namespace tilewise::detail {
 
@@ -115,87 +112,74 @@ TILEWISE_DEVICE void shared_words_store(value_words<T>* c, T const& v) {
 #pragma unroll
   for (unsigned i = 0; i < value_words<T>::count; ++i) atomicExch(c->w + i, w[i]);
 }
-/// A locked value's words in global memory, past L1 (another multiprocessor wrote them last).
-template <class T>
-TILEWISE_DEVICE T global_words_load(value_words<T> const* c) {
-  unsigned w[value_words<T>::count];
-#pragma unroll
-  for (unsigned i = 0; i < value_words<T>::count; ++i) w[i] = __ldcg(c->w + i);
-  T v;
-  cuda::std::memcpy(&v, w, sizeof(T));
-  return v;
-}
-template <class T>
-TILEWISE_DEVICE void global_words_store(value_words<T>* c, T const& v) {
-  unsigned w[value_words<T>::count] = {};
-  cuda::std::memcpy(w, &v, sizeof(T));
-#pragma unroll
-  for (unsigned i = 0; i < value_words<T>::count; ++i) __stcg(c->w + i, w[i]);
-}
-
-/// A slot's value once every update has landed (after a barrier or in a later kernel).
-template <class Op, class T>
-TILEWISE_DEVICE T slot_value_load(slot_value_t<Op, T> const* p) {
-  if constexpr (atomic_combine<Op, T>) {
-    using W = cuda::std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>;
-    return cuda::std::bit_cast<T>(__ldcg(reinterpret_cast<W const*>(p)));
-  } else {
-    return global_words_load<T>(p);
-  }
-}
-
 // ---- a block's table in shared memory -----------------------------------------------------------
 
-/// Open addressing with linear probing over `Slots` slots (a power of two) in shared memory,
-/// cleared by the block. Every access during the aggregation is an atomic: a probe is one CAS
-/// (free key -> key) that returns the slot's key, so it inserts or finds in one step.
-/// Values: atomic_combine pairs start at op's identity and take one atomic per update; other
-/// values sit behind a lock word per slot (0: no value yet, 1: a value, 2: locked).
-template <class U, class T, class Op, unsigned Slots>
+/// Open addressing with linear probing in shared memory, cleared by the block: room for
+/// `Capacity` slots (a power of two), of which a call uses `slots` (a power of two, at least 32).
+/// Every access during the aggregation is an atomic: a probe is one CAS (free key -> key) that
+/// returns the slot's key, so it inserts or finds in one step. Values: atomic_combine pairs start
+/// at op's identity and take one atomic per update; other values sit behind a lock word per slot
+/// (0: no value yet, 1: a value, 2: locked). Slot `Capacity` holds the free key's value.
+template <class U, class T, class Op, unsigned Capacity>
 struct block_slots {
-  static_assert((Slots & (Slots - 1)) == 0, "block table slots: a power of two");
+  static_assert((Capacity & (Capacity - 1)) == 0 && Capacity >= 32, "block table slots: a power of two, >= 32");
+  using key_t                      = U;
+  using entry_t                    = T;
   using value_t                    = slot_value_t<Op, T>;
+  static constexpr unsigned capacity = Capacity;
   static constexpr bool atomic     = atomic_combine<Op, T>;
-  static constexpr unsigned words  = atomic ? 1 : Slots + 1;  ///< lock words (atomic: the free key's "used" flag)
-  static constexpr std::size_t values_at = (Slots * sizeof(U) + 15) / 16 * 16;
-  static constexpr std::size_t words_at  = (values_at + (Slots + 1) * sizeof(value_t) + 15) / 16 * 16;
+  static constexpr unsigned words  = atomic ? 1 : Capacity + 1;  ///< lock words (atomic: the free key's "used" flag)
+  static constexpr unsigned free_word    = atomic ? 0 : Capacity;
+  static constexpr std::size_t values_at = (Capacity * sizeof(U) + 15) / 16 * 16;
+  static constexpr std::size_t words_at  = (values_at + (Capacity + 1) * sizeof(value_t) + 15) / 16 * 16;
   static constexpr std::size_t bytes     = words_at + words * 4;
 
   U* keys;
-  value_t* values;  ///< Slots + 1: the last holds the free key's value
+  value_t* values;  ///< Capacity + 1: the last holds the free key's value
   unsigned* words_;
+  unsigned slots;
 
-  TILEWISE_DEVICE explicit block_slots(unsigned char* smem)
+  TILEWISE_DEVICE block_slots(unsigned char* smem, unsigned used_slots)
       : keys(reinterpret_cast<U*>(smem)),
         values(reinterpret_cast<value_t*>(smem + values_at)),
-        words_(reinterpret_cast<unsigned*>(smem + words_at)) {}
+        words_(reinterpret_cast<unsigned*>(smem + words_at)),
+        slots(used_slots) {}
 
   /// Every thread of the block calls; a barrier must follow before the first add.
   template <unsigned Block>
   TILEWISE_DEVICE void clear() const {
-    for (unsigned i = threadIdx.x; i < Slots; i += Block) keys[i] = free_key<U>;
-    if constexpr (atomic) {
-      for (unsigned i = threadIdx.x; i <= Slots; i += Block) values[i] = identity<kind_v<Op, T>, T>();
+    for (unsigned i = threadIdx.x; i < slots; i += Block) {
+      keys[i] = free_key<U>;
+      if constexpr (atomic) {
+        values[i] = identity<kind_v<Op, T>, T>();
+      } else {
+        words_[i] = 0u;
+      }
     }
-    for (unsigned i = threadIdx.x; i < words; i += Block) words_[i] = 0u;
+    if (threadIdx.x == 0) {
+      if constexpr (atomic) values[Capacity] = identity<kind_v<Op, T>, T>();
+      words_[free_word] = 0u;
+    }
   }
 
   /// Adds v to key kb's slot. False when kb is not in the table and none of the `probes` slots
-  /// from its home was free (the caller takes the pair to the global table).
+  /// from its home was free (the caller takes the pair elsewhere; the key can then never enter
+  /// this table, as slots are never freed: a key's pairs are either all here or all elsewhere).
   TILEWISE_DEVICE bool add(U kb, T const& v, Op op, unsigned long long hash, unsigned probes) const {
     if (kb == free_key<U>) {
-      combine(Slots, v, op);
+      combine(Capacity, v, op);
       if constexpr (atomic) atomicOr(words_, 1u);
       return true;
     }
-    unsigned i = static_cast<unsigned>(hash) & (Slots - 1);
+    unsigned const mask = slots - 1;
+    unsigned i          = static_cast<unsigned>(hash) & mask;
     for (unsigned p = 0; p < probes; ++p) {
       U const old = atomicCAS(keys + i, free_key<U>, kb);
       if (old == free_key<U> || old == kb) {
         combine(i, v, op);
         return true;
       }
-      i = (i + 1) & (Slots - 1);
+      i = (i + 1) & mask;
     }
     return false;
   }
@@ -218,15 +202,13 @@ struct block_slots {
     }
   }
 
-  /// Slot i's key and value after a barrier: false when it holds none. i == Slots is the free key's slot.
-  TILEWISE_DEVICE bool entry(unsigned i, U& kb, T& v) const {
-    if (i == Slots) {
-      kb = free_key<U>;
-      if (words_[atomic ? 0 : Slots] == 0u) return false;
-    } else {
-      kb = keys[i];
-      if (kb == free_key<U>) return false;
-    }
+  /// After a barrier: whether slot i < slots holds a key, and whether the free key has a value.
+  TILEWISE_DEVICE bool occupied(unsigned i) const { return keys[i] != free_key<U>; }
+  TILEWISE_DEVICE bool free_key_used() const { return words_[free_word] != 0u; }
+
+  /// After a barrier: the key and value of an occupied slot i (i == Capacity: the free key's).
+  TILEWISE_DEVICE void entry(unsigned i, U& kb, T& v) const {
+    kb = i == Capacity ? free_key<U> : keys[i];
     if constexpr (atomic) {
       v = values[i];
     } else {
@@ -234,90 +216,6 @@ struct block_slots {
 #pragma unroll
       for (unsigned j = 0; j < value_words<T>::count; ++j) w[j] = values[i].w[j];
       cuda::std::memcpy(&v, w, sizeof(T));
-    }
-    return true;
-  }
-};
-
-// ---- the global table in temp storage -----------------------------------------------------------
-
-/// State codes of a global slot, below the epoch: claimed (the key is being written), ready.
-inline constexpr unsigned long long slot_claimed = 1, slot_ready = 2;
-
-/// The launch's epoch: the host's per-call epoch mixed with a generation word that the output
-/// kernel of every call bumps, so replays of a captured graph (same host epoch) differ too.
-/// 62 bits, never 0 (zero-filled temp storage never matches).
-TILEWISE_DEVICE unsigned long long slots_epoch(unsigned long long host_epoch, unsigned long long generation) {
-  unsigned long long const e = mix_bits(host_epoch ^ mix_bits(generation)) >> 2;
-  return e == 0 ? 1 : e;
-}
-
-/// Device view of the global table (a kernel argument). Slot i: `headers[2i]` its state,
-/// `headers[2i + 1]` its key, `values[i]`, and (locked values) `locks[i]`. `rows` lists the
-/// slots that received a key, in the order rows were reserved.
-template <class U, class T, class Op>
-struct global_slots {
-  using value_t                = slot_value_t<Op, T>;
-  static constexpr bool atomic = atomic_combine<Op, T>;
-
-  unsigned long long* headers;
-  value_t* values;
-  unsigned* locks;
-  unsigned long long* rows;
-  unsigned long long* row_count;
-  unsigned long long* generation;
-  unsigned long long slots;
-  unsigned long long host_epoch;
-  unsigned long long epoch;  ///< set by begin() in the kernel
-
-  /// Reads the generation (every thread, at kernel start; the previous call's output kernel wrote it).
-  TILEWISE_DEVICE void begin() { epoch = slots_epoch(host_epoch, __ldcg(generation)); }
-
-  TILEWISE_DEVICE unsigned long long home(unsigned long long hash) const { return __umul64hi(hash, slots); }
-
-  /// Adds v to key kb's slot; true when this call inserted kb (`slot` then names the new slot,
-  /// whose row the caller records).
-  TILEWISE_DEVICE bool add(U kb, T const& v, Op op, unsigned long long hash, unsigned long long& slot) const {
-    unsigned long long const ready = epoch << 2 | slot_ready, claimed = epoch << 2 | slot_claimed;
-    unsigned long long i = home(hash);
-    for (unsigned spins = 0;;) {
-      unsigned long long state, key;
-      gpu_word::load_relaxed_pair(headers + 2 * i, state, key);
-      if (state == ready) {  // state and key came in one access: the key is this launch's
-        if (static_cast<U>(key) == kb) {
-          combine(i, v, op);
-          return false;
-        }
-        i = i + 1 == slots ? 0 : i + 1;
-        spins = 0;
-      } else if (state == claimed) {  // another thread is writing the key: look again
-        if (++spins > 4) __nanosleep(32);
-      } else if (atomicCAS(headers + 2 * i, state, claimed) == state) {  // free for this launch
-        if constexpr (atomic) {
-          values[i] = v;
-        } else {
-          global_words_store<T>(values + i, v);
-          locks[i] = 0u;
-        }
-        __threadfence();  // the value before the key: a reader that sees the key may combine
-        gpu_word::store_relaxed_pair(headers + 2 * i, ready, static_cast<unsigned long long>(kb));
-        slot = i;
-        return true;
-      }
-    }
-  }
-
-  TILEWISE_DEVICE void combine(unsigned long long i, T const& v, Op op) const {
-    if constexpr (atomic) {
-      atomic_apply(values + i, v, op);
-    } else {
-      for (unsigned k = 0; atomicCAS(locks + i, 0u, 1u) != 0u; ++k) {
-        if (k > 2) __nanosleep(64);
-      }
-      __threadfence();
-      global_words_store<T>(values + i, T(op(global_words_load<T>(values + i), v)));
-      __threadfence();
-      atomicExch(locks + i, 0u);
     }
   }
 };

@@ -1,0 +1,220 @@
+/// @file
+/// @brief Hash partitioning of device::group_by: the part a key hash falls in, the scatter of a
+///        tile of pairs to their parts through shared memory (so that each part's pairs leave as
+///        one contiguous run), a block-wide drain of a hash table with one reservation, and a
+///        HyperLogLog sketch of the number of distinct keys (docs/design/group_by.md).
+///
+/// Parts take the hash's top bits, the tables (hash_slots.cuh) its low bits, so the keys of one
+/// part still spread over a whole table.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cuda/cmath>
+#include <cuda/std/functional>
+
+#include <tilewise/detail/config.cuh>
+#include <tilewise/tile/reduce.cuh>
+#include <tilewise/tile/scan.cuh>
+
+namespace tilewise::detail {
+
+namespace cg = cooperative_groups;
+
+/// Parts of the first partition pass: the hash's top 8 bits.
+inline constexpr unsigned hash_part_bits = 8;
+inline constexpr unsigned hash_parts     = 1u << hash_part_bits;
+
+/// The first pass's part of hash h.
+TILEWISE_DEVICE unsigned hash_part(unsigned long long h) { return static_cast<unsigned>(h >> (64 - hash_part_bits)); }
+
+/// The sub-part of hash h within its part, from the next `bits` bits (1 <= bits <= 8).
+TILEWISE_DEVICE unsigned hash_sub_part(unsigned long long h, unsigned bits) {
+  return static_cast<unsigned>((h << hash_part_bits) >> (64 - bits));
+}
+
+/// Exclusive prefix sums of c[0, n) into s[0, n), n <= 1024; the 32 lanes of one warp call.
+TILEWISE_DEVICE void warp_exclusive_sums(unsigned const* c, unsigned* s, unsigned n) {
+  auto const warp    = cg::tiled_partition<32>(cg::this_thread_block());
+  unsigned const per = (n + 31) / 32;
+  unsigned const lo  = warp.thread_rank() * per;
+  unsigned const hi  = lo + per < n ? lo + per : n;
+  unsigned sum       = 0;
+  for (unsigned i = lo; i < hi; ++i) sum += c[i];
+  unsigned run = tile::exclusive_scan(warp, sum, cuda::std::plus<unsigned>{}, 0u);
+  for (unsigned i = lo; i < hi; ++i) {
+    s[i] = run;
+    run += c[i];
+  }
+}
+
+/// Moves a tile of up to Block x Items pairs to the parts their digits name, through shared
+/// memory: the tile is ranked by digit (a shared atomic per pair) and laid out part by part, then
+/// written out in that order, so a part's pairs of the tile are one contiguous run. `running[d]`
+/// is part d's next free place and advances. Order within a part is not kept.
+template <unsigned Block, unsigned Items, class U, class T>
+struct part_scatter {
+  static constexpr unsigned tile         = Block * Items;
+  static constexpr std::size_t values_at = cuda::round_up(tile * sizeof(U), std::size_t(16));
+  static constexpr std::size_t digits_at = values_at + cuda::round_up(tile * sizeof(T), std::size_t(16));
+  static constexpr std::size_t bytes     = digits_at + tile;  ///< the stage (dynamic shared memory)
+  static_assert(Block % 32 == 0 && Block >= hash_parts, "part_scatter: whole warps, a thread per part");
+
+  /// Per-digit counters of one tile (static shared memory, the caller's).
+  struct counters {
+    unsigned count[hash_parts];
+    unsigned start[hash_parts];
+  };
+
+  U* keys;
+  T* values;
+  unsigned char* digit;
+  counters& c;
+
+  TILEWISE_DEVICE part_scatter(unsigned char* stage, counters& ctr)
+      : keys(reinterpret_cast<U*>(stage)),
+        values(reinterpret_cast<T*>(stage + values_at)),
+        digit(stage + digits_at),
+        c(ctr) {}
+
+  /// Every thread of the block calls with its pairs: item j is the tile's entry j x Block +
+  /// threadIdx.x, present when below `n`; d[j] < digits <= 256 its part.
+  TILEWISE_DEVICE void operator()(U const (&k)[Items], T const (&v)[Items], unsigned const (&d)[Items], unsigned n,
+                                  unsigned digits, unsigned long long* running, U* keys_out, T* values_out) const {
+    if (threadIdx.x < digits) c.count[threadIdx.x] = 0u;
+    __syncthreads();
+    unsigned rank[Items];
+#pragma unroll
+    for (unsigned j = 0; j < Items; ++j) {
+      if (j * Block + threadIdx.x < n) rank[j] = atomicAdd(c.count + d[j], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) warp_exclusive_sums(c.count, c.start, digits);
+    __syncthreads();
+#pragma unroll
+    for (unsigned j = 0; j < Items; ++j) {
+      if (j * Block + threadIdx.x < n) {
+        unsigned const at = c.start[d[j]] + rank[j];
+        keys[at]          = k[j];
+        values[at]        = v[j];
+        digit[at]         = static_cast<unsigned char>(d[j]);
+      }
+    }
+    __syncthreads();
+    for (unsigned t = threadIdx.x; t < n; t += Block) {
+      unsigned const dt            = digit[t];
+      unsigned long long const pos = running[dt] + (t - c.start[dt]);
+      keys_out[pos]                = keys[t];
+      values_out[pos]              = values[t];
+    }
+    __syncthreads();
+    if (threadIdx.x < digits) running[threadIdx.x] += c.count[threadIdx.x];
+  }
+};
+
+/// Block-wide drain of a block_slots table (after a barrier): one thread calls
+/// `reserve(total)` once for all entries and gets the first row; `put(row, key, value)` then
+/// takes each entry (slots and the free key's) on some thread, rows consecutive per warp, so
+/// that writes indexed by row coalesce. `warp_counts` / `warp_first`: shared, Block / 32 each.
+/// A barrier must follow before the table changes.
+template <unsigned Block, class Table, class Reserve, class Put>
+TILEWISE_DEVICE void drain_table(Table const& table, Reserve&& reserve, Put&& put, unsigned* warp_counts,
+                                 unsigned long long* warp_first) {
+  constexpr unsigned W = Block / 32;
+  static_assert(Block % 32 == 0 && W <= 32);
+  auto const warp     = cg::tiled_partition<32>(cg::this_thread_block());
+  unsigned const w    = threadIdx.x / 32;
+  unsigned const lane = warp.thread_rank();
+  unsigned const per  = cuda::round_up((table.slots + W - 1) / W, 32u);
+  unsigned const lo   = w * per < table.slots ? w * per : table.slots;
+  unsigned const hi   = lo + per < table.slots ? lo + per : table.slots;
+  bool const has_free = w == W - 1 && table.free_key_used();
+  unsigned count      = has_free ? 1u : 0u;
+  for (unsigned b = lo; b < hi; b += 32) count += __popc(warp.ballot(b + lane < hi && table.occupied(b + lane)));
+  if (lane == 0) warp_counts[w] = count;
+  __syncthreads();
+  if (w == 0) {
+    unsigned total        = 0;
+    unsigned const before = tile::exclusive_scan(warp, lane < W ? warp_counts[lane] : 0u,
+                                                 cuda::std::plus<unsigned>{}, 0u, total);
+    unsigned long long first = 0;
+    if (lane == 0 && total > 0) first = reserve(total);
+    first = warp.shfl(first, 0);
+    if (lane < W) warp_first[lane] = first + before;
+  }
+  __syncthreads();
+  unsigned long long at = warp_first[w];
+  unsigned const below  = (1u << lane) - 1u;
+  for (unsigned b = lo; b < hi; b += 32) {
+    bool const here   = b + lane < hi && table.occupied(b + lane);
+    unsigned const m  = warp.ballot(here);
+    if (here) {
+      typename Table::key_t kb;
+      typename Table::entry_t v;
+      table.entry(b + lane, kb, v);
+      put(at + __popc(m & below), kb, v);
+    }
+    at += __popc(m);
+  }
+  if (has_free && lane == 0) {
+    typename Table::key_t kb;
+    typename Table::entry_t v;
+    table.entry(Table::capacity, kb, v);
+    put(at, kb, v);
+  }
+}
+
+/// A HyperLogLog sketch (1024 registers) of the distinct key hashes, fed one hash in 8 (chosen by
+/// hash bits, so by key: the sample's distinct count is about an eighth of the whole's).
+/// Standard error about 3 % where thousands of keys are sampled; it only steers how finely
+/// group_by partitions, never what it computes.
+struct distinct_sketch {
+  static constexpr unsigned registers = 1024;
+
+  /// Feeds hash h into a block's registers (shared memory).
+  TILEWISE_DEVICE static void add(unsigned* regs, unsigned long long h) {
+    if (((h >> 10) & 7u) != 0u) return;
+    unsigned const rank = static_cast<unsigned>(__clzll(h >> 13)) - 12u;  // leading zeros of 51 bits, + 1
+    atomicMax(regs + (h & (registers - 1)), rank);
+  }
+
+  /// Folds a block's registers into the global ones (zeroed before the pass).
+  template <unsigned Block>
+  TILEWISE_DEVICE static void merge(unsigned const* regs, unsigned* global) {
+    for (unsigned i = threadIdx.x; i < registers; i += Block) {
+      unsigned const r = regs[i];
+      if (r > __ldcg(global + i)) atomicMax(global + i, r);
+    }
+  }
+
+  /// The estimated number of distinct keys; every thread of the block calls and gets it.
+  /// `parts`: shared, 2 x Block / 32 floats.
+  template <unsigned Block>
+  TILEWISE_DEVICE static float estimate(unsigned const* global, float* parts) {
+    auto const warp = cg::tiled_partition<32>(cg::this_thread_block());
+    float z = 0.0f, zeros = 0.0f;
+    for (unsigned i = threadIdx.x; i < registers; i += Block) {
+      unsigned const r = __ldcg(global + i);
+      z += exp2f(-static_cast<float>(r));
+      zeros += r == 0u ? 1.0f : 0.0f;
+    }
+    z     = tile::reduce(warp, z, cuda::std::plus<float>{});
+    zeros = tile::reduce(warp, zeros, cuda::std::plus<float>{});
+    if (warp.thread_rank() == 0) {
+      parts[2 * (threadIdx.x / 32)]     = z;
+      parts[2 * (threadIdx.x / 32) + 1] = zeros;
+    }
+    __syncthreads();
+    z = zeros = 0.0f;
+    for (unsigned w = 0; w < Block / 32; ++w) {
+      z += parts[2 * w];
+      zeros += parts[2 * w + 1];
+    }
+    constexpr float m = registers;
+    float e           = 0.7213f / (1.0f + 1.079f / m) * m * m / z;
+    if (e <= 2.5f * m && zeros > 0.0f) e = m * logf(m / zeros);  // small range: linear counting
+    return 8.0f * e;
+  }
+};
+
+}  // namespace tilewise::detail

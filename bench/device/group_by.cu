@@ -27,15 +27,17 @@
 namespace tilewise_bench {
 
 /// A group_by tuning table with some values changed (at namespace scope: kernels take it).
-template <unsigned Block, unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned Probes>
+template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned BucketSlots, unsigned BucketKB,
+          unsigned BucketMinBlocks>
 struct group_by_variant {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
-    t.block               = Block;
     t.items               = Items;
     t.peer_min            = PeerMin;
     t.bypass_miss_percent = BypassPercent;
-    t.table_probes        = Probes;
+    t.bucket_table_slots  = BucketSlots;
+    t.bucket_table_bytes  = BucketKB << 10;
+    t.bucket_min_blocks   = BucketMinBlocks;
     return t;
   }();
 };
@@ -76,19 +78,25 @@ __global__ void gb_fill(K* keys, V* vals, long long n, long long d, freq f) {
   }
 }
 
-/// Reads every pair once (the floor of any group_by): one word per block comes out.
+/// Reads every pair once (the floor of any group_by), 16-byte vectors, four in flight per thread;
+/// n * sizeof(K) and n * sizeof(V) multiples of 64. One word per block comes out.
 template <class K, class V>
 __global__ void gb_read(K const* keys, V const* vals, long long n, unsigned long long* sink) {
-  unsigned long long acc = 0;
-  for (long long i = blockIdx.x * 512ll + threadIdx.x; i < n; i += 512ll * gridDim.x) {
-    acc += static_cast<unsigned long long>(__ldcs(keys + i));
-    if constexpr (std::is_integral_v<V>) {
-      acc += static_cast<unsigned long long>(__ldcs(vals + i));
-    } else {
-      acc += static_cast<unsigned long long>(__ldcs(vals + i) > 1.0);
+  unsigned acc        = 0;
+  long long const vk  = n * long(sizeof(K)) / 16, vv = n * long(sizeof(V)) / 16;
+  long long const step = 4ll * blockDim.x * gridDim.x;
+  auto const read = [&](uint4 const* p, long long count) {
+    for (long long i = (4ll * blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
+      uint4 w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) w[j] = __ldcs(p + i + j * blockDim.x);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc ^= w[j].x ^ w[j].y ^ w[j].z ^ w[j].w;
     }
-  }
-  if (acc == 0x5A5A5A5A5A5A5A5Aull) sink[blockIdx.x] = acc;  // keeps the loads
+  };
+  read(reinterpret_cast<uint4 const*>(keys), vk);
+  read(reinterpret_cast<uint4 const*>(vals), vv);
+  if (acc == 0x5A5A5A5Au) sink[blockIdx.x] = acc;  // keeps the loads
 }
 
 /// One atomicAdd per pair into table[key] (keys in [0, d)): the global-atomic floor.
@@ -404,18 +412,19 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"512 x 8, match_any at 8 peers, bypass 95 %, 8 probes", "match_any never",
-                                       "match_any at 4 peers", "no bypass", "4 probes", "256 x 8", "512 x 4"};
-  using v_never  = group_by_variant<512, 8, 33, 95, 8>;
-  using v_peer4  = group_by_variant<512, 8, 4, 95, 8>;
-  using v_nobyp  = group_by_variant<512, 8, 8, 101, 8>;
-  using v_probe4 = group_by_variant<512, 8, 8, 95, 4>;
-  using v_b256   = group_by_variant<256, 8, 8, 95, 8>;
-  using v_i4     = group_by_variant<512, 4, 8, 95, 8>;
+  std::vector<std::string> const names{"defaults (items 4, match_any at 8 peers, bypass 60 %, buckets 8192 slots in 100 KB, 2 per SM)",
+                                       "match_any never", "no bypass", "bypass at 30 %", "items 8",
+                                       "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM"};
+  using v_never  = group_by_variant<4, 33, 60, 8192, 100, 2>;
+  using v_nobyp  = group_by_variant<4, 8, 101, 8192, 100, 2>;
+  using v_byp30  = group_by_variant<4, 8, 30, 8192, 100, 2>;
+  using v_i8     = group_by_variant<8, 8, 60, 8192, 100, 2>;
+  using v_small  = group_by_variant<4, 8, 60, 4096, 50, 3>;
+  using v_large  = group_by_variant<4, 8, 60, 16384, 200, 1>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
-         {64, freq::uniform}, {64, freq::zipf}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
-         {1ll << 20, freq::uniform}, {1ll << 20, freq::zipf}}) {
-    tune_row<int, int, tuned, v_never, v_peer4, v_nobyp, v_probe4, v_b256, v_i4>(env, n, d, f, names);
+         {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform}, {1ll << 20, freq::uniform},
+         {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
+    tune_row<int, int, tuned, v_never, v_nobyp, v_byp30, v_i8, v_small, v_large>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

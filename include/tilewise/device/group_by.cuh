@@ -578,7 +578,8 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
 
   auto const spill                 = group_by_spill_kernel<Tuning, KeysIn, ValuesIn, K, T, Op>;
   constexpr std::size_t spill_smem = group_by_spill_smem<Tuning, U, T, Op>();
-  if constexpr (spill_smem > (48u << 10)) {
+  // Each kernel is told its dynamic shared memory: with its static part it may pass 48 KB.
+  if constexpr (spill_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(spill, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(spill_smem)));
   }
@@ -594,7 +595,7 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
 
   auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
   constexpr std::size_t scatter_smem = part_scatter<tune.scatter_block, tune.scatter_items, U, T>::bytes;
-  if constexpr (scatter_smem > (48u << 10)) {
+  if constexpr (scatter_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));
   }
@@ -603,7 +604,7 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
 
   auto const bucket                 = group_by_bucket_kernel<Tuning, K, T, Op, KeysOut, AggregatesOut, NumGroupsOut>;
   constexpr std::size_t bucket_smem = group_by_bucket_smem<Tuning, U, T, Op>();
-  if constexpr (bucket_smem > (48u << 10)) {
+  if constexpr (bucket_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(bucket, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bucket_smem)));
   }

@@ -7,7 +7,8 @@
 // reference; min and max; values combined under a lock (16- and 12-byte structs, a user functor,
 // int16); Zipf key frequencies; two streams; a captured graph launched three times on changing
 // input; many calls on one temp storage; temp storage at any address; Thrust iterators and count
-// types; more than 2^31 pairs; bad arguments. Outputs are poisoned: rows past the count must stay so.
+// types; more than 2^31 pairs; tables of 64 slots and one probe (the paths the default tables rarely
+// take); bad arguments. Outputs are poisoned: rows past the count must stay so.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -385,6 +386,49 @@ TEST_CASE("group_by: stream capture, the graph launched three times on changing 
   TW_CUDA_CHECK(cudaGraphExecDestroy(exec));
   TW_CUDA_CHECK(cudaGraphDestroy(graph));
   TW_CUDA_CHECK(cudaStreamDestroy(s));
+}
+
+// At namespace scope (not anonymous): kernels take it. Tables of 64 slots and a single probe make
+// the paths the default tables rarely take run on every call: spills in the first pass, its bypass
+// vote, parts split into sub-parts, and bucket rounds that defer pairs to the next round.
+struct tiny_tables {
+  static constexpr tilewise::detail::group_by_tuning value = [] {
+    auto t                = tilewise::detail::group_by_tuned::value;
+    t.table_slots         = 64;
+    t.table_probes        = 1;
+    t.bucket_table_slots  = 64;
+    t.bucket_probes       = 1;
+    t.bucket_fill_percent = 50;
+    return t;
+  }();
+};
+
+TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), vs CUB") {
+  for (long long n : {1000ll, capped((1ll << 16) + 1), capped((1ll << 20) + 3)}) {
+    for (unsigned long long d : {64ull, 4096ull, 1ull << 16, all_distinct}) {
+      CAPTURE(n);
+      CAPTURE(d);
+      device_buffer<std::int32_t> keys(std::size_t(n) + 1), ko(std::size_t(n) + 1);
+      device_buffer<std::int32_t> vals(std::size_t(n) + 1), vo(std::size_t(n) + 1);
+      fill_pairs(keys.get(), vals.get(), n, spec_of(d, 90 + n));
+      ko.poison();
+      vo.poison();
+      device_buffer<long long> count(1);
+      count.poison();
+      auto const call = [&](void* temp, std::size_t& bytes) {
+        return tilewise::detail::dispatch_group_by<tiny_tables>(
+          temp, bytes, static_cast<std::int32_t const*>(keys.get()), static_cast<std::int32_t const*>(vals.get()),
+          ko.get(), vo.get(), count.get(), n, cuda::std::plus<>{}, cudaStream_t{});
+      };
+      std::size_t bytes = 0;
+      REQUIRE(call(nullptr, bytes) == cudaSuccess);
+      device_buffer<unsigned char> temp(bytes);
+      temp.poison();
+      REQUIRE(call(temp.get(), bytes) == cudaSuccess);
+      TW_CHECK_LAUNCH();
+      verify(keys.get(), vals.get(), n, cuda::std::plus<>{}, ko.get(), vo.get(), read_one(count.get()), n + 1);
+    }
+  }
 }
 
 // At namespace scope (not anonymous): kernels taking them keep external linkage.

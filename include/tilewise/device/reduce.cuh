@@ -13,7 +13,6 @@
 
 #include <cooperative_groups.h>
 
-#include <algorithm>
 
 #include <cuda/cmath>
 #include <cuda/std/cstdint>
@@ -200,8 +199,9 @@ cudaError_t dispatch_reduce(void* temp, std::size_t& temp_bytes, InIt in, OutIt 
   TILEWISE_RETURN_IF_ERROR(cache.get(kernel, Tuning::value.block, 0, wave));
   long long const chunks =
     cuda::ceil_div(num_items * static_cast<long long>(sizeof(iter_value_t<InIt>)), Tuning::value.chunk_bytes);
-  long long const blocks_max = std::clamp(chunks, static_cast<long long>(wave) * Tuning::value.min_waves,
-                                          static_cast<long long>(wave) * Tuning::value.max_waves);
+  long long const fewest     = static_cast<long long>(wave) * Tuning::value.min_waves;
+  long long const most       = static_cast<long long>(wave) * Tuning::value.max_waves;
+  long long const blocks_max = chunks < fewest ? fewest : chunks > most ? most : chunks;
   reduce_split const split   = split_reduce<Tuning>(in, num_items, blocks_max);
   temp_layout layout;
   tile_status_parts<T> const records(layout, split.blocks);

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <random>
 #include <type_traits>
 
 #include <cuda/cmath>
@@ -114,18 +113,23 @@ class resident_cache {
   std::atomic<int> blocks_[max_devices]{};
 };
 
+/// Where the launch-epoch counter at `counter` starts: its address and the clock, mixed by
+/// splitmix64's finalizer, so that two copies of it (two shared objects, loaded at different
+/// addresses) do not walk in step.
+inline std::uint64_t epoch_seed(void const* counter) {
+  std::uint64_t z = reinterpret_cast<std::uintptr_t>(counter) ^
+                    std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 /// Launch epochs: a 62-bit number, different for every launch of this process, stored with each
 /// record a kernel publishes in temp storage. A reader takes a record as written by this launch
 /// only when its epoch matches, so temp storage never needs clearing (no memset, no init kernel)
-/// and a record left by an earlier launch, or garbage, reads as "not yet written". The counter
-/// starts at a random point so that two copies of it (two shared objects) do not walk in step.
+/// and a record left by an earlier launch, or garbage, reads as "not yet written".
 inline std::uint64_t next_epoch() {
-  static std::atomic<std::uint64_t> counter{[] {
-    std::random_device rd;
-    std::uint64_t const r = (std::uint64_t(rd()) << 32) ^ rd() ^
-                            std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-    return r;
-  }()};
+  static std::atomic<std::uint64_t> counter{epoch_seed(&counter)};
   // Low 30 bits never all zero (packed records keep only those), so that zero-filled or cleared
   // records never match.
   std::uint64_t e = 0;

@@ -298,27 +298,18 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::valu
   for (unsigned i = threadIdx.x; i < hash_parts; i += B) running[i] = p.offsets[i * p.chunks + c];
   long long const spilled = rec.spill_end - rec.spill_begin;
   long long const total   = spilled + rec.input_end - rec.input_begin;
-  scatter_t const scatter{group_by_smem, ctr};
-  for (long long base = 0; base < total; base += static_cast<long long>(B) * I) {
-    U k[I];
-    T v[I];
-    unsigned d[I];
-#pragma unroll
-    for (unsigned j = 0; j < I; ++j) {
-      long long const t = base + j * B + threadIdx.x;
+  scatter_t{group_by_smem, ctr}.range(
+    total,
+    [&](long long t, U& k, T& v) {
       if (t < spilled) {
-        k[j] = p.spill_keys[rec.spill_begin + t];
-        v[j] = p.spill_values[rec.spill_begin + t];
-      } else if (t < total) {
-        k[j] = static_cast<U>(group_by_load(keys, rec.input_begin + (t - spilled)));
-        v[j] = group_by_load(values, rec.input_begin + (t - spilled));
+        k = p.spill_keys[rec.spill_begin + t];
+        v = p.spill_values[rec.spill_begin + t];
+      } else {
+        k = static_cast<U>(group_by_load(keys, rec.input_begin + (t - spilled)));
+        v = group_by_load(values, rec.input_begin + (t - spilled));
       }
-      d[j] = t < total ? hash_part(mix_bits(k[j])) : 0u;
-    }
-    long long const left = total - base;
-    scatter(k, v, d, left < B * I ? static_cast<unsigned>(left) : B * I, hash_parts, running, p.part_keys,
-            p.part_values);
-  }
+    },
+    [](U k) { return hash_part(mix_bits(k)); }, hash_parts, running, p.part_keys, p.part_values);
 }
 
 /// The sub-part bits of a part of `pairs` pairs: none when they fit the table even if all
@@ -453,24 +444,13 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
       if (threadIdx.x < 32) warp_exclusive_sums(sub_count, sub_start, digits);
       __syncthreads();
       if (threadIdx.x < digits) running[threadIdx.x] = static_cast<unsigned long long>(s) + sub_start[threadIdx.x];
-      scatter_t const scatter{group_by_smem, ctr};
-      for (long long base = s; base < e; base += static_cast<long long>(B) * SI) {
-        U k[SI];
-        T v[SI];
-        unsigned d[SI];
-#pragma unroll
-        for (unsigned j = 0; j < SI; ++j) {
-          long long const i = base + j * B + threadIdx.x;
-          if (i < e) {
-            k[j] = p.part_keys[i];
-            v[j] = p.part_values[i];
-          }
-          d[j] = i < e ? hash_sub_part(mix_bits(k[j]), bits) : 0u;
-        }
-        long long const left = e - base;
-        scatter(k, v, d, left < B * SI ? static_cast<unsigned>(left) : B * SI, digits, running, p.spill_keys,
-                p.spill_values);
-      }
+      scatter_t{group_by_smem, ctr}.range(
+        e - s,
+        [&](long long i, U& k, T& v) {
+          k = p.part_keys[s + i];
+          v = p.part_values[s + i];
+        },
+        [bits](U k) { return hash_sub_part(mix_bits(k), bits); }, digits, running, p.spill_keys, p.spill_values);
       __syncthreads();
       for (unsigned dgt = 0; dgt < digits; ++dgt) {
         long long const a = s + sub_start[dgt];

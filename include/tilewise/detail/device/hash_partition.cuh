@@ -110,6 +110,26 @@ struct part_scatter {
     __syncthreads();
     if (threadIdx.x < digits) running[threadIdx.x] += c.count[threadIdx.x];
   }
+
+  /// Every thread of the block calls: moves `count` pairs, tile by tile, to their parts.
+  /// `load(i, key, value)` reads pair i (0 <= i < count); `digit(key)` < digits is its part.
+  template <class Load, class Digit>
+  TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
+                             U* keys_out, T* values_out) const {
+    for (long long base = 0; base < count; base += tile) {
+      U k[Items];
+      T v[Items];
+      unsigned d[Items];
+#pragma unroll
+      for (unsigned j = 0; j < Items; ++j) {
+        long long const i = base + j * Block + threadIdx.x;
+        if (i < count) load(i, k[j], v[j]);
+        d[j] = i < count ? digit(k[j]) : 0u;
+      }
+      long long const left = count - base;
+      (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out);
+    }
+  }
 };
 
 /// Block-wide drain of a block_slots table (after a barrier): one thread calls

@@ -388,9 +388,9 @@ TEST_CASE("group_by: stream capture, the graph launched three times on changing 
   TW_CUDA_CHECK(cudaStreamDestroy(s));
 }
 
-// At namespace scope (not anonymous): kernels take it. Tables of 64 slots and a single probe make
-// the paths the default tables rarely take run on every call: spills in the first pass, its bypass
-// vote, parts split into sub-parts, and bucket rounds that defer pairs to the next round.
+// At namespace scope (not anonymous): kernels take them. Tables of 64 slots and a single probe
+// make the paths the default tables rarely take run on every call: spills in the first pass, its
+// bypass vote, parts split into sub-parts, and bucket rounds that defer pairs to the next round.
 struct tiny_tables {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
@@ -402,21 +402,36 @@ struct tiny_tables {
     return t;
   }();
 };
+// The partition pass's other loop, which loads a tile while the one before it scatters, over
+// chunks of several tiles (2 chunks: 8193 pairs, as under racecheck, give tiles of 2048 pairs,
+// 3 in one chunk and 2 in the other).
+struct prefetching_scatter {
+  static constexpr tilewise::detail::group_by_tuning value = [] {
+    auto t             = tilewise::detail::group_by_tuned::value;
+    t.scatter_prefetch = true;
+    t.scatter_items    = 4;
+    t.chunks           = 2;
+    return t;
+  }();
+};
 
-TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), vs CUB") {
+namespace {
+/// group_by under tuning table Tuning (through the dispatch) against CUB, int32 pairs, plus.
+template <class Tuning>
+void check_tuning(int seed) {
   for (long long n : {1000ll, capped((1ll << 16) + 1), capped((1ll << 20) + 3)}) {
     for (unsigned long long d : {64ull, 4096ull, 1ull << 16, all_distinct}) {
       CAPTURE(n);
       CAPTURE(d);
       device_buffer<std::int32_t> keys(std::size_t(n) + 1), ko(std::size_t(n) + 1);
       device_buffer<std::int32_t> vals(std::size_t(n) + 1), vo(std::size_t(n) + 1);
-      fill_pairs(keys.get(), vals.get(), n, spec_of(d, 90 + n));
+      fill_pairs(keys.get(), vals.get(), n, spec_of(d, seed + n));
       ko.poison();
       vo.poison();
       device_buffer<long long> count(1);
       count.poison();
       auto const call = [&](void* temp, std::size_t& bytes) {
-        return tilewise::detail::dispatch_group_by<tiny_tables>(
+        return tilewise::detail::dispatch_group_by<Tuning>(
           temp, bytes, static_cast<std::int32_t const*>(keys.get()), static_cast<std::int32_t const*>(vals.get()),
           ko.get(), vo.get(), count.get(), n, cuda::std::plus<>{}, cudaStream_t{});
       };
@@ -429,6 +444,15 @@ TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split par
       verify(keys.get(), vals.get(), n, cuda::std::plus<>{}, ko.get(), vo.get(), read_one(count.get()), n + 1);
     }
   }
+}
+}  // namespace
+
+TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), vs CUB") {
+  check_tuning<tiny_tables>(90);
+}
+
+TEST_CASE("group_by: the partition pass loading a tile while the one before it scatters, vs CUB") {
+  check_tuning<prefetching_scatter>(190);
 }
 
 // At namespace scope (not anonymous): kernels taking them keep external linkage.

@@ -298,7 +298,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::valu
   for (unsigned i = threadIdx.x; i < hash_parts; i += B) running[i] = p.offsets[i * p.chunks + c];
   long long const spilled = rec.spill_end - rec.spill_begin;
   long long const total   = spilled + rec.input_end - rec.input_begin;
-  scatter_t{group_by_smem, ctr}.range(
+  scatter_t{group_by_smem, ctr}.template range<Tuning::value.scatter_prefetch>(
     total,
     [&](long long t, U& k, T& v) {
       if (t < spilled) {

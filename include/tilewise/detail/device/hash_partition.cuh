@@ -113,21 +113,45 @@ struct part_scatter {
 
   /// Every thread of the block calls: moves `count` pairs, tile by tile, to their parts.
   /// `load(i, key, value)` reads pair i (0 <= i < count); `digit(key)` < digits is its part.
-  template <class Load, class Digit>
+  /// With `Prefetch`, the loads of a tile are issued before the tile ahead of it scatters, so
+  /// that they stay in flight across its barriers (twice the registers for the pairs).
+  template <bool Prefetch = false, class Load, class Digit>
   TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
                              U* keys_out, T* values_out) const {
+    U k[Items];
+    T v[Items];
+    if constexpr (Prefetch) load_tile(0, count, load, k, v);
     for (long long base = 0; base < count; base += tile) {
-      U k[Items];
-      T v[Items];
+      U next_k[Items];
+      T next_v[Items];
+      if constexpr (Prefetch) {
+        load_tile(base + tile, count, load, next_k, next_v);
+      } else {
+        load_tile(base, count, load, k, v);
+      }
       unsigned d[Items];
 #pragma unroll
-      for (unsigned j = 0; j < Items; ++j) {
-        long long const i = base + j * Block + threadIdx.x;
-        if (i < count) load(i, k[j], v[j]);
-        d[j] = i < count ? digit(k[j]) : 0u;
-      }
+      for (unsigned j = 0; j < Items; ++j) d[j] = base + j * Block + threadIdx.x < count ? digit(k[j]) : 0u;
       long long const left = count - base;
       (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out);
+      if constexpr (Prefetch) {
+#pragma unroll
+        for (unsigned j = 0; j < Items; ++j) {
+          k[j] = next_k[j];
+          v[j] = next_v[j];
+        }
+      }
+    }
+  }
+
+ private:
+  /// This thread's pairs of the tile at `base`: item j is pair base + j x Block + threadIdx.x.
+  template <class Load>
+  TILEWISE_DEVICE static void load_tile(long long base, long long count, Load& load, U (&k)[Items], T (&v)[Items]) {
+#pragma unroll
+    for (unsigned j = 0; j < Items; ++j) {
+      long long const i = base + j * Block + threadIdx.x;
+      if (i < count) load(i, k[j], v[j]);
     }
   }
 };

@@ -7,7 +7,8 @@
 /// (invalidate L1) behind every poll, and its release stores `MEMBAR.ALL.GPU` before every store
 /// (the measurements: `docs/tuning.md#grid-reduce`, `docs/tuning.md#tile-records-and-look-back`).
 /// Every access is one line of PTX, the acquire fence too: `<cuda/ptx>`, which offers it, adds
-/// 0.7 s to the compile of every translation unit that includes a device-wide algorithm.
+/// about half a second to the compile of every translation unit that includes a device-wide
+/// algorithm.
 #pragma once
 
 #include <tilewise/detail/config.cuh>

@@ -13,7 +13,6 @@
 
 #include <cooperative_groups.h>
 
-
 #include <cuda/cmath>
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>

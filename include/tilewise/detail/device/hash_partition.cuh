@@ -118,28 +118,27 @@ struct part_scatter {
   template <bool Prefetch = false, class Load, class Digit>
   TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
                              U* keys_out, T* values_out) const {
-    U k[Items];
-    T v[Items];
-    if constexpr (Prefetch) load_tile(0, count, load, k, v);
-    for (long long base = 0; base < count; base += tile) {
-      U next_k[Items];
-      T next_v[Items];
-      if constexpr (Prefetch) {
+    if constexpr (Prefetch) {
+      U k[Items];
+      T v[Items];
+      load_tile(0, count, load, k, v);
+      for (long long base = 0; base < count; base += tile) {
+        U next_k[Items];
+        T next_v[Items];
         load_tile(base + tile, count, load, next_k, next_v);
-      } else {
-        load_tile(base, count, load, k, v);
-      }
-      unsigned d[Items];
-#pragma unroll
-      for (unsigned j = 0; j < Items; ++j) d[j] = base + j * Block + threadIdx.x < count ? digit(k[j]) : 0u;
-      long long const left = count - base;
-      (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out);
-      if constexpr (Prefetch) {
+        scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
 #pragma unroll
         for (unsigned j = 0; j < Items; ++j) {
           k[j] = next_k[j];
           v[j] = next_v[j];
         }
+      }
+    } else {
+      for (long long base = 0; base < count; base += tile) {
+        U k[Items];
+        T v[Items];
+        load_tile(base, count, load, k, v);
+        scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
       }
     }
   }
@@ -153,6 +152,18 @@ struct part_scatter {
       long long const i = base + j * Block + threadIdx.x;
       if (i < count) load(i, k[j], v[j]);
     }
+  }
+
+  /// The tile at `base`, loaded by load_tile, to its parts.
+  template <class Digit>
+  TILEWISE_DEVICE void scatter_tile(long long base, long long count, U const (&k)[Items], T const (&v)[Items],
+                                    Digit& digit, unsigned digits, unsigned long long* running, U* keys_out,
+                                    T* values_out) const {
+    unsigned d[Items];
+#pragma unroll
+    for (unsigned j = 0; j < Items; ++j) d[j] = base + j * Block + threadIdx.x < count ? digit(k[j]) : 0u;
+    long long const left = count - base;
+    (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out);
   }
 };
 

@@ -16,6 +16,7 @@
 #include <cooperative_groups.h>
 
 #include <cuda/cmath>
+#include <cuda/std/bit>
 #include <cuda/std/cstdint>
 #include <cuda/std/functional>
 #include <cuda/std/type_traits>
@@ -25,6 +26,7 @@
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/device/hash_partition.cuh>
 #include <tilewise/detail/device/hash_slots.cuh>
+#include <tilewise/detail/device/privatized_bins.cuh>
 #include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/functional.cuh>
 #include <tilewise/detail/tuning.cuh>
@@ -46,6 +48,11 @@ __host__ __device__ constexpr unsigned group_by_slots(unsigned bytes, unsigned s
   while (s >= 64 && s * per + 64 > bytes) s /= 2;
   return s >= 64 ? s : 0;
 }
+
+/// Copies of the per-part counters of a block of W warps (privatized_bins: thread t adds to copy
+/// t mod copies): as many as warps, at most 32.
+template <unsigned W>
+inline constexpr unsigned group_by_count_copies = cuda::std::bit_floor(W < 32u ? W : 32u);
 
 /// Loads element i; raw pointers to 4- and 8-byte arithmetic values stream past L1 and leave L2
 /// early (`ld.global.cs`).
@@ -177,8 +184,8 @@ __host__ __device__ constexpr std::size_t group_by_spill_smem() {
 /// bypass_rounds rounds the block votes: when most threads' inserts missed at least
 /// bypass_miss_percent of the time, the table keeps what it has and the block's later pairs only
 /// have their keys counted (the partition pass reads them from the input). The block's last
-/// chunk also spills the table's entries. Per chunk: the pairs of each part (counted on a copy
-/// per warp), and where its pairs are.
+/// chunk also spills the table's entries. Per chunk: the pairs of each part (privatized_bins),
+/// and where its pairs are.
 template <class Tuning, class KeysIn, class ValuesIn, class K, class T, class Op>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_blocks)
   group_by_spill_kernel(KeysIn keys, ValuesIn values, long long n, Op op, group_by_parts<key_bits_t<K>, T> p) {
@@ -193,7 +200,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   static_assert(B % 32 == 0 && B <= 1024 && I <= 32, "group_by: whole warps, at most 32 items");
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];
-  __shared__ unsigned part_count[W * hash_parts];  // [warp * hash_parts + part]
+  constexpr unsigned copies      = group_by_count_copies<W>;
+  __shared__ unsigned part_count[hash_parts * copies];
   __shared__ unsigned sketch[distinct_sketch::registers];
   __shared__ unsigned spilled;  // pairs the current chunk spilled so far
   __shared__ unsigned warp_counts[W];
@@ -203,11 +211,12 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   if constexpr (local_table) table.template clear<B>();
   for (unsigned i = threadIdx.x; i < distinct_sketch::registers; i += B) sketch[i] = 0u;
   if (blockIdx.x == 0 && threadIdx.x == 0) p.offsets[hash_parts * p.chunks] = 0;  // the scan's total
-  unsigned* const my_count = part_count + threadIdx.x / 32 * hash_parts;
+  privatized_bins<unsigned, false> parts{part_count, privatized_layout::make(hash_parts, copies, 1)};
+  parts.zero();  // and again by each chunk's flush
 
   auto const count_key = [&](U kb) {
     unsigned long long const h = mix_bits(kb);
-    atomicAdd(my_count + hash_part(h), 1u);
+    parts.add(hash_part(h));
     distinct_sketch::add(sketch, h);
   };
   auto const load = [&](long long i, U& kb, T& v) {
@@ -222,7 +231,6 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   for (long long c = c0; c < c1; ++c) {
     long long const lo = c * p.chunk_pairs;
     long long const hi = lo + p.chunk_pairs < n ? lo + p.chunk_pairs : n;
-    for (unsigned i = threadIdx.x; i < W * hash_parts; i += B) part_count[i] = 0u;
     if (threadIdx.x == 0) spilled = 0u;
     __syncthreads();
     long long base = lo;
@@ -269,11 +277,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
     }
     __syncthreads();
     long long const spill_end = at + spilled;
-    for (unsigned i = threadIdx.x; i < hash_parts; i += B) {
-      unsigned total = 0;
-      for (unsigned v = 0; v < W; ++v) total += part_count[v * hash_parts + i];
-      p.offsets[i * p.chunks + c] = total;
-    }
+    parts.template flush<true>([&](unsigned part, unsigned total) { p.offsets[part * p.chunks + c] = total; });
     if (threadIdx.x == 0) p.chunk[c] = group_by_chunk{at, spill_end, input_begin, hi};
     at = spill_end;
     __syncthreads();
@@ -344,8 +348,8 @@ __host__ __device__ constexpr std::size_t group_by_bucket_smem() {
 /// run every pair through group_by_round (pairs of keys that find no room move to the other
 /// buffer), drain the table to the output with one atomicAdd on the row count. A round takes at
 /// least one key, so the rounds end; usually there is one. When the sketch says the part has too
-/// many keys for one table, the part is first split into 2^bits sub-parts (a count on a copy per
-/// warp, a scan and a part_scatter into the other buffer), each then combined in rounds. The
+/// many keys for one table, the part is first split into 2^bits sub-parts (a count in
+/// privatized_bins, a scan and a part_scatter into the other buffer), each then combined in rounds. The
 /// last block to finish writes the row count.
 template <class Tuning, class K, class T, class Op, class KeysOut, class AggregatesOut, class NumGroupsOut>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value.bucket_min_blocks)
@@ -366,7 +370,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];  // the table, or the scatter's stage
   __shared__ typename scatter_t::counters ctr;
-  __shared__ unsigned warp_sub[W * hash_parts];  // sub-part counts, [warp * hash_parts + sub-part]
+  constexpr unsigned copies      = group_by_count_copies<W>;
+  __shared__ unsigned sub_bins[hash_parts * copies];  // sub-part counts (privatized_bins)
   __shared__ unsigned long long running[hash_parts];
   __shared__ unsigned sub_count[hash_parts];
   __shared__ unsigned sub_start[hash_parts];
@@ -419,8 +424,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
       combine_range(p.part_keys, p.part_values, p.spill_keys, p.spill_values, s, e);
     } else {
       unsigned const digits = 1u << bits;
-      unsigned* const my_sub = warp_sub + threadIdx.x / 32 * hash_parts;
-      for (unsigned i = threadIdx.x; i < W * hash_parts; i += B) warp_sub[i] = 0u;
+      privatized_bins<unsigned, false> subs{sub_bins, privatized_layout::make(digits, copies, 1)};
+      subs.zero();
       __syncthreads();
       for (long long base = s; base < e; base += static_cast<long long>(B) * SI) {
         U k[SI];
@@ -431,15 +436,11 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
         }
 #pragma unroll
         for (unsigned j = 0; j < SI; ++j) {
-          if (base + j * B + threadIdx.x < e) atomicAdd(my_sub + hash_sub_part(mix_bits(k[j]), bits), 1u);
+          if (base + j * B + threadIdx.x < e) subs.add(hash_sub_part(mix_bits(k[j]), bits));
         }
       }
       __syncthreads();
-      if (threadIdx.x < digits) {
-        unsigned total = 0;
-        for (unsigned v = 0; v < W; ++v) total += warp_sub[v * hash_parts + threadIdx.x];
-        sub_count[threadIdx.x] = total;
-      }
+      subs.template flush<true>([&](unsigned d, unsigned total) { sub_count[d] = total; });
       __syncthreads();
       if (threadIdx.x < 32) warp_exclusive_sums(sub_count, sub_start, digits);
       __syncthreads();

@@ -191,7 +191,7 @@ struct privatized_layout {
 
   /// `slots` slots in `copies` copies (a power of two, at most 32), spread over `cluster` blocks;
   /// slots * slice must stay below 2^40 (at most 2^20 slots with a cluster).
-  static privatized_layout make(unsigned slots, unsigned copies, unsigned cluster) {
+  __host__ __device__ static constexpr privatized_layout make(unsigned slots, unsigned copies, unsigned cluster) {
     privatized_layout l;
     l.slots       = slots;
     l.cluster     = cluster < 1 ? 1 : cluster;
@@ -257,10 +257,11 @@ class privatized_bins {
     }
   }
 
-  /// For every slot of this block whose copies add up to non-zero: `f(slot, sum)` (slot in the
-  /// numbering of `add`); zeroes the counters as it reads them. Call after sync(). Each thread
-  /// reads the copies of a slot starting at a different one, so a warp's reads hit 32 banks.
-  template <class F>
+  /// For every slot of this block whose copies add up to non-zero (`Zeros`: every slot):
+  /// `f(slot, sum)` (slot in the numbering of `add`); zeroes the counters as it reads them. Call
+  /// after sync(). Each thread reads the copies of a slot starting at a different one, so a
+  /// warp's reads hit 32 banks.
+  template <bool Zeros = false, class F>
   TILEWISE_DEVICE void flush(F&& f) {
     unsigned const copies = 1u << layout_.copy_shift;
     unsigned first        = 0;
@@ -277,7 +278,7 @@ class privatized_bins {
         sum += p[k];
         p[k] = T(0);
       }
-      if (sum != T(0) && first + s < layout_.slots) f(first + s, sum);
+      if ((Zeros || sum != T(0)) && first + s < layout_.slots) f(first + s, sum);
     }
   }
 

@@ -403,8 +403,8 @@ struct tiny_tables {
   }();
 };
 // The partition pass's other loop, which loads a tile while the one before it scatters, over
-// chunks of several tiles (2 chunks: 8193 pairs, as under racecheck, give tiles of 2048 pairs,
-// 3 in one chunk and 2 in the other).
+// chunks of several tiles (2 chunks: with all keys distinct, 8193 pairs, as under racecheck, give
+// tiles of 2048 pairs, 3 in one chunk and 2 in the other; 64 keys give one tile per chunk).
 struct prefetching_scatter {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t             = tilewise::detail::group_by_tuned::value;

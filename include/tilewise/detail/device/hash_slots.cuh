@@ -16,20 +16,13 @@
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/functional.cuh>
+#include <tilewise/detail/mix_bits.cuh>
 
 namespace tilewise::detail {
 
 /// Keys are hashed and compared as unsigned words of their width.
 template <class K>
 using key_bits_t = cuda::std::conditional_t<sizeof(K) == 4, unsigned, unsigned long long>;
-
-/// splitmix64's finaliser: a bijection on 64 bits whose every output bit depends on every input bit.
-TILEWISE_DEVICE unsigned long long mix_bits(unsigned long long x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 /// The key that marks a free block-table slot (any value would do: that key lives in a slot of
 /// its own). Chosen far from the small, extreme and sequential values keys tend to take.

@@ -16,6 +16,8 @@
 
 #include <cuda/cmath>
 
+#include <tilewise/detail/mix_bits.cuh>
+
 namespace tilewise::detail {
 
 /// Evaluates a cudaError_t expression and returns it from the enclosing function unless it is
@@ -113,15 +115,12 @@ class resident_cache {
   std::atomic<int> blocks_[max_devices]{};
 };
 
-/// Where the launch-epoch counter at `counter` starts: its address and the clock, mixed by
-/// splitmix64's finalizer, so that two copies of it (two shared objects, loaded at different
-/// addresses) do not walk in step.
+/// Where the launch-epoch counter at `counter` starts: its address and the clock, mixed
+/// (mix_bits), so that two copies of it (two shared objects, loaded at different addresses) do
+/// not walk in step.
 inline std::uint64_t epoch_seed(void const* counter) {
-  std::uint64_t z = reinterpret_cast<std::uintptr_t>(counter) ^
-                    std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return mix_bits(reinterpret_cast<std::uintptr_t>(counter) ^
+                  std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
 }
 
 /// Launch epochs: a 62-bit number, different for every launch of this process, stored with each

@@ -6,7 +6,8 @@
 // atomic rate (the floor of 1-byte samples, which need one shared atomic per byte). A 1 GB (int32,
 // float) or 256 MB (uint8) input is more than twice the L2, so one buffer serves every call.
 // Every timed variant's result is checked once against CUB's (WARNING on a mismatch). Then
-// alternative plans (copies, cluster sizes, passes, global bins) on a few rows, and the summary.
+// alternative plans (copies, 16- or 32-bit counters, cluster sizes, passes, global bins) on a few
+// rows, kernel shapes, and the summary.
 #include <cub/device/device_histogram.cuh>
 
 #include <thrust/equal.h>
@@ -108,6 +109,17 @@ struct hist_shape {
   }();
 };
 
+/// The table with the 16-bit counters' kernel (one block per SM) at B threads x V vectors.
+template <unsigned B, unsigned V>
+struct hist_narrow_shape {
+  static constexpr tilewise::detail::histogram_even_tuning value = [] {
+    auto t           = tilewise::detail::histogram_even_tuned::value;
+    t.narrow_block   = B;
+    t.narrow_vectors = V;
+    return t;
+  }();
+};
+
 namespace {
 
 using tilewise::detail::histogram_plan;
@@ -130,8 +142,8 @@ char const* sample_name() {
 std::string plan_name(histogram_plan const& p) {
   switch (p.strategy) {
     case histogram_strategy::shared:
-      return std::string(p.bytes ? "shared per value" : "shared") + " x" + std::to_string(p.copies) +
-             (p.passes > 1 ? ", " + std::to_string(p.passes) + " passes" : "");
+      return std::string(p.bytes ? "shared per value" : "shared") + (p.counter_bits == 16 ? " 16-bit" : "") + " x" +
+             std::to_string(p.copies) + (p.passes > 1 ? ", " + std::to_string(p.passes) + " passes" : "");
     case histogram_strategy::cluster:
       return "cluster " + std::to_string(p.cluster) + (p.passes > 1 ? ", " + std::to_string(p.passes) + " passes" : "");
     case histogram_strategy::global: return "global";
@@ -393,24 +405,43 @@ void tune_row(device_env& env, long long n, int bins, dist d, std::vector<histog
   std::fflush(stdout);
 }
 
-/// Kernel shapes other than the table's on one row (the default plan for each), each checked once
+template <class T>
+using call_t = cudaError_t (*)(device_env&, T const*, unsigned*, int, long long, histogram_plan*);
+template <class T>
+using shape_list = std::vector<std::pair<std::string, call_t<T>>>;
+
+/// The table's shape of 32-bit counters and three others.
+template <class T>
+shape_list<T> wide_shapes() {
+  auto const& table = tilewise::detail::histogram_even_tuned::value;
+  return {{std::to_string(table.block) + " x " + std::to_string(table.vectors) + " x " +
+             std::to_string(table.min_blocks) + " (default)",
+           &ours_call<T>},
+          {"512 x 2 x 3", &ours_call<T, hist_shape<512, 2, 3>>},
+          {"512 x 2 x 2", &ours_call<T, hist_shape<512, 2, 2>>},
+          {"384 x 4 x 3", &ours_call<T, hist_shape<384, 4, 3>>}};
+}
+
+/// The table's shape of 16-bit counters (one block per SM) and three others.
+template <class T>
+shape_list<T> narrow_shapes() {
+  auto const& table = tilewise::detail::histogram_even_tuned::value;
+  return {{"16-bit " + std::to_string(table.narrow_block) + " x " + std::to_string(table.narrow_vectors) +
+             " x 1 (default)",
+           &ours_call<T>},
+          {"16-bit 512 x 8 x 1", &ours_call<T, hist_narrow_shape<512, 8>>},
+          {"16-bit 1024 x 2 x 1", &ours_call<T, hist_narrow_shape<1024, 2>>},
+          {"16-bit 768 x 4 x 1", &ours_call<T, hist_narrow_shape<768, 4>>}};
+}
+
+/// Kernel shapes on one row (the default plan for each; the table's first), each checked once
 /// against CUB: what a change of block, vectors or register cap would give.
 template <class T>
-void shape_row(device_env& env, long long n, int bins, dist d) {
+void shape_row(device_env& env, long long n, int bins, dist d, shape_list<T> const& shapes) {
   reference_row<T> const ref(n, bins, d);
   hist_input<T> const& in = ref.in;
   unsigned* const ho      = ref.ours;
   unsigned const* hc      = ref.cub;
-  using call_t = cudaError_t (*)(device_env&, T const*, unsigned*, int, long long, histogram_plan*);
-  auto const& table = tilewise::detail::histogram_even_tuned::value;
-  std::string const table_name = std::to_string(table.block) + " x " + std::to_string(table.vectors) + " x " +
-                                 std::to_string(table.min_blocks) + " (default)";
-  std::vector<std::pair<std::string, call_t>> const shapes{
-    {table_name, &ours_call<T>},
-    {"512 x 2 x 3", &ours_call<T, hist_shape<512, 2, 3>>},
-    {"512 x 2 x 2", &ours_call<T, hist_shape<512, 2, 2>>},
-    {"384 x 4 x 3", &ours_call<T, hist_shape<384, 4, 3>>},
-  };
   for (auto const& [name, call] : shapes) {
     TW_BENCH_CUDA(call(env, in.samples, ho, bins, n, nullptr));
     agree(ho, hc, bins, "shape " + name + " " + sample_name<T>() + " " + std::to_string(bins));
@@ -426,12 +457,14 @@ void shape_row(device_env& env, long long n, int bins, dist d) {
   std::fflush(stdout);
 }
 
-histogram_plan req(histogram_strategy s, unsigned copies = 0, unsigned cluster = 0, unsigned passes = 0) {
+histogram_plan req(histogram_strategy s, unsigned copies = 0, unsigned cluster = 0, unsigned passes = 0,
+                   unsigned counter_bits = 0) {
   histogram_plan p;
-  p.strategy = s;
-  p.copies   = copies;
-  p.cluster  = cluster;
-  p.passes   = passes;
+  p.strategy     = s;
+  p.copies       = copies;
+  p.cluster      = cluster;
+  p.passes       = passes;
+  p.counter_bits = counter_bits;
   return p;
 }
 
@@ -476,24 +509,29 @@ void run_histogram_even(device_env& env) {
   }
   for (dist d : {dist::uniform, dist::zipf}) {
     tune_row<std::int32_t>(env, n, 65536, d,
-                           {req(histogram_strategy::shared, 0, 0, 2), req(histogram_strategy::shared, 0, 0, 4),
-                            req(histogram_strategy::cluster, 0, 3), req(histogram_strategy::cluster, 0, 2),
-                            req(histogram_strategy::cluster, 0, 4), req(histogram_strategy::cluster, 0, 8),
+                           {req(histogram_strategy::shared, 0, 0, 3, 32), req(histogram_strategy::shared, 0, 0, 2, 32),
+                            req(histogram_strategy::shared, 0, 0, 2, 16), req(histogram_strategy::cluster, 0, 2),
+                            req(histogram_strategy::global)});
+  }
+  // 87K to 463K bins took a cluster's bins in one pass before 16-bit shared counters
+  for (dist d : {dist::uniform, dist::zipf}) {
+    tune_row<std::int32_t>(env, n, 1 << 18, d,
+                           {req(histogram_strategy::cluster), req(histogram_strategy::cluster, 0, 4),
                             req(histogram_strategy::global)});
   }
   for (dist d : {dist::uniform, dist::zipf}) {
     tune_row<std::int32_t>(env, n, 1 << 20, d,
-                           {req(histogram_strategy::global), req(histogram_strategy::cluster, 0, 4),
-                            req(histogram_strategy::cluster, 0, 8), req(histogram_strategy::cluster, 0, 16, 2)});
+                           {req(histogram_strategy::cluster, 0, 16, 3), req(histogram_strategy::global),
+                            req(histogram_strategy::cluster, 0, 4), req(histogram_strategy::cluster, 0, 8)});
   }
 
   std::printf("\nKernel shapes (threads x 16-byte vectors per thread x blocks per SM of the register cap; the "
               "table's first; ratio > 1: the shape is faster)\n\n"
               "| samples | bins | data | shape | us | default/shape |\n|---|---|---|---|---|---|\n");
-  shape_row<float>(env, n, 256, dist::uniform);
-  shape_row<std::int32_t>(env, n, 256, dist::uniform);
-  shape_row<std::int32_t>(env, n, 4096, dist::uniform);
-  shape_row<std::int32_t>(env, n, 65536, dist::uniform);
+  shape_row<float>(env, n, 256, dist::uniform, wide_shapes<float>());
+  shape_row<std::int32_t>(env, n, 256, dist::uniform, wide_shapes<std::int32_t>());
+  shape_row<std::int32_t>(env, n, 4096, dist::uniform, wide_shapes<std::int32_t>());
+  shape_row<std::int32_t>(env, n, 65536, dist::uniform, narrow_shapes<std::int32_t>());
 
   // Goals: uint8 256 uniform >= 1.3x; int32 4096 >= 10x (uniform and Zipf); 65536 >= 15x;
   // 2^20 >= 3x; every row >= 1.0x. A goal above the row's cub/floor is out of the floor's reach.

@@ -1,8 +1,9 @@
 // device::histogram_even against cub::DeviceHistogram::HistogramEven on the same inputs, counter for
 // counter: num_bins 1, 2, 255, 256, 257, 4096, 65536, 2^20, 2^24; uint8, int32, float and double
 // samples; uniform, single-bin and Zipf data with samples below, above, NaN and infinite; every
-// size of the size list, input offset by one element; every strategy (shared copies, cluster sizes,
-// several passes, global bins) forced on the same input; the automatic plans; two streams.
+// size of the size list, input offset by one element; every strategy (shared copies, 16-bit
+// shared counters, cluster sizes, several passes, global bins) forced on the same input; 16-bit
+// counters carrying; the automatic plans; two streams.
 // histogram_even_more.cu: edges, counters, iterators, > 2^31 samples, graph capture, bad arguments.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -22,9 +23,9 @@ using namespace tw_test;
 
 TEST_CASE_TEMPLATE("histogram_even: every bin count, uniform / single-bin / Zipf, vs CUB", T, std::uint8_t,
                    std::int32_t, float, double) {
-  // Under the sanitizers a call on 2^20 bins (a cluster's bins in passes) takes minutes, whatever
-  // its size: there each of int32, float and double runs one of the three kinds of data, together
-  // all three.
+  // Under the sanitizers a call on 2^20 bins (bins in passes, which racecheck watches word by
+  // word) takes minutes, whatever its size: there each of int32, float and double runs one of the
+  // three kinds of data, together all three.
   constexpr int kind_at_2_20 = std::is_same_v<T, std::int32_t> ? 0 : std::is_same_v<T, float> ? 1 : 2;
   for (int bins : bin_counts) {
     long long const n = samples_for(bins);
@@ -70,12 +71,12 @@ TEST_CASE("histogram_even: every size, input offset by one: int32, 4096 bins (sh
                                   histogram_data::zipf);
 }
 
-TEST_CASE("histogram_even: every size, input offset by one: float, 65536 bins (a cluster's bins), vs CUB") {
+TEST_CASE("histogram_even: every size, input offset by one: float, 65536 bins (16-bit shared counters), vs CUB") {
   every_size_vs_cub<float>(test_sizes(), 65536, 0.f, 32768.f, histogram_data::uniform);
 }
 
-TEST_CASE("histogram_even: every size up to 2^20, input offset by one: double, 2^20 bins (a cluster's bins in passes), "
-          "vs CUB") {
+TEST_CASE("histogram_even: every size up to 2^20, input offset by one: double, 2^20 bins (16-bit shared counters in "
+          "passes), vs CUB") {
   auto sizes = test_sizes();
   std::erase_if(sizes, [](long long n) { return n > (1 << 20); });
   // Every call clears and flushes 2^20 bins whatever its size, which racecheck watches word by
@@ -91,15 +92,17 @@ TEST_CASE("histogram_even: every size up to 2^20, input offset by one: double, 2
 TEST_CASE_TEMPLATE("histogram_even: every strategy forced on the same input, vs CUB", T, std::int32_t, float) {
   struct forced {
     histogram_strategy s;
-    unsigned copies, cluster, passes;
+    unsigned copies, cluster, passes, bits = 0;
   };
-  forced const ways[] = {{histogram_strategy::shared, 1, 0, 0},  {histogram_strategy::shared, 4, 0, 0},
-                         {histogram_strategy::shared, 32, 0, 0}, {histogram_strategy::shared, 1, 0, 3},
-                         {histogram_strategy::shared, 2, 0, 2},  {histogram_strategy::shared, 0, 0, 5},
+  forced const ways[] = {{histogram_strategy::shared, 1, 0, 0},      {histogram_strategy::shared, 4, 0, 0},
+                         {histogram_strategy::shared, 32, 0, 0},     {histogram_strategy::shared, 1, 0, 3},
+                         {histogram_strategy::shared, 2, 0, 2},      {histogram_strategy::shared, 0, 0, 5},
+                         {histogram_strategy::shared, 0, 0, 0, 16},  {histogram_strategy::shared, 1, 0, 2, 16},
+                         {histogram_strategy::shared, 4, 0, 0, 16},  {histogram_strategy::shared, 0, 0, 5, 16},
                          {histogram_strategy::cluster, 0, 2, 1},
-                         {histogram_strategy::cluster, 0, 4, 1}, {histogram_strategy::cluster, 0, 8, 1},
-                         {histogram_strategy::cluster, 0, 3, 3}, {histogram_strategy::cluster, 0, 8, 5},
-                         {histogram_strategy::cluster, 0, 0, 0}, {histogram_strategy::global, 0, 0, 0},
+                         {histogram_strategy::cluster, 0, 4, 1},     {histogram_strategy::cluster, 0, 8, 1},
+                         {histogram_strategy::cluster, 0, 3, 3},     {histogram_strategy::cluster, 0, 8, 5},
+                         {histogram_strategy::cluster, 0, 0, 0},     {histogram_strategy::global, 0, 0, 0},
                          {histogram_strategy::automatic, 0, 0, 0}};
   long long const big = std::min(1ll << max_log2(), (1ll << 20)) + 7;
   for (int bins : {257, 4096, 65536}) {
@@ -109,31 +112,72 @@ TEST_CASE_TEMPLATE("histogram_even: every strategy forced on the same input, vs 
       gen_samples(in.get(), n, spec_for<T>(histogram_data::zipf, bins, 7 * n + bins));
       for (forced const& w : ways) {
         std::size_t const per_pass = (std::size_t(bins) + (w.passes ? w.passes : 1) - 1) / (w.passes ? w.passes : 1);
-        if (w.s == histogram_strategy::shared && per_pass * 4 * std::max(w.copies, 1u) > 200 * 1024) continue;
+        std::size_t const word_bytes = w.bits == 16 ? 2 : 4;
+        if (w.s == histogram_strategy::shared && per_pass * word_bytes * std::max(w.copies, 1u) > 200 * 1024) continue;
         histogram_plan p;
-        p.strategy = w.s;
-        p.copies   = w.copies;
-        p.cluster  = w.cluster;
-        p.passes   = w.passes;
+        p.strategy     = w.s;
+        p.copies       = w.copies;
+        p.cluster      = w.cluster;
+        p.passes       = w.passes;
+        p.counter_bits = w.bits;
         CAPTURE(bins);
         CAPTURE(n);
         CAPTURE(strategy_name(w.s));
         CAPTURE(w.copies);
         CAPTURE(w.cluster);
         CAPTURE(w.passes);
+        CAPTURE(w.bits);
         CHECK(same_as_cub<T const*, int>(in.get(), bins, l.lo, l.hi, n, &p));
         if (w.s != histogram_strategy::automatic) CHECK(p.strategy == w.s);
         if (w.cluster) CHECK(p.cluster == w.cluster);
         if (w.passes) CHECK(p.passes == w.passes);
+        if (w.copies) CHECK(p.copies == w.copies);
+        if (w.s == histogram_strategy::shared) CHECK(p.counter_bits == (w.bits ? w.bits : 32u));
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters handing on their carries, vs CUB", T, std::int16_t,
+                   std::int32_t, float, double) {
+  // A block's 16-bit counter gives up narrow_carry (4096) counts each time it reaches them: one
+  // bin taking every sample, Zipf's hot bins, and two bins taking half each (one in a low, one
+  // in a high half-word) make the blocks carry, many times each in the full-size run, in the
+  // first and the second pass; 16-bit samples make the largest rounds (one barrier per round).
+  using tilewise::detail::narrow_carry;
+  long long const n = std::min(1ll << max_log2(), 1ll << 24) + 5;
+  device_buffer<T> in{std::size_t(n)};
+  for (int bins : {2, 257, 65536}) {
+    if (sizeof(T) == 2 && bins > 4096) continue;  // the test's integer levels need 3 * bins values
+    levels<T> const l(bins);
+    for (histogram_data d : {histogram_data::single_bin, histogram_data::zipf, histogram_data::uniform}) {
+      gen_samples(in.get(), n, spec_for<T>(d, bins, 31 * bins + int(d)));
+      for (unsigned passes : {1u, 2u}) {
+        if (passes > unsigned(bins)) continue;
+        histogram_plan p;
+        p.strategy     = histogram_strategy::shared;
+        p.counter_bits = 16;
+        p.passes       = passes;
+        p.copies       = 1;  // the automatic 32 copies of few bins would share a hot bin's counts out
+        CAPTURE(sizeof(T));
+        CAPTURE(bins);
+        CAPTURE(histogram_data_name(d));
+        CAPTURE(passes);
+        CHECK(same_as_cub<T const*, int>(in.get(), bins, l.lo, l.hi, n, &p));
+        CHECK(p.counter_bits == 16);
+        CHECK(p.passes == passes);
+        // one bin takes all: the blocks take more than narrow_carry samples each on average, so they carry
+        CHECK(p.copies == 1);
+        if (d == histogram_data::single_bin) CHECK(n / p.blocks > (long long)narrow_carry);
       }
     }
   }
 }
 
 TEST_CASE("histogram_even: the automatic plan per bin count") {
-  // Shared bins up to a few thousand bins (several copies when few), then bin ranges in a few
-  // passes, then a cluster's bins (in passes up to max_passes), then global bins; 1-byte samples
-  // always per value.
+  // Shared bins up to one block's 32-bit counters (several copies when few), then 16-bit ones
+  // (one pass, then bin ranges in a few passes), then a cluster's bins (in passes up to
+  // max_passes), then global bins; 1-byte samples always per value.
   device_buffer<std::int32_t> in(4096);
   gen_samples(in.get(), 4096, spec_for<std::int32_t>(histogram_data::uniform, 256, 1));
   device_buffer<std::uint8_t> u8(4096);
@@ -152,10 +196,17 @@ TEST_CASE("histogram_even: the automatic plan per bin count") {
   histogram_plan const p4096 = plan_of(in.get(), 4096);
   CHECK(p4096.strategy == histogram_strategy::shared);
   CHECK(p4096.copies >= 1);
-  histogram_plan const p64k = plan_of(in.get(), 65536);  // beyond one block: bin ranges in passes, or a cluster
-  CHECK(((p64k.strategy == histogram_strategy::shared && p64k.passes > 1) ||
-         p64k.strategy == histogram_strategy::cluster));
-  histogram_plan const p1m = plan_of(in.get(), 1 << 20);
+  CHECK(p4096.counter_bits == 32);
+  // beyond one block's 32-bit counters: 16-bit ones (one pass where a block may take 128 KB)
+  histogram_plan const p64k = plan_of(in.get(), 65536);
+  CHECK(p64k.strategy == histogram_strategy::shared);
+  CHECK(p64k.counter_bits == 16);
+  CHECK(p64k.copies == 1);
+  int smem_optin = 0, dev = 0;
+  TW_CUDA_CHECK(cudaGetDevice(&dev));
+  TW_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (smem_optin >= 128 * 1024) CHECK(p64k.passes == 1);
+  histogram_plan const p1m = plan_of(in.get(), 1 << 20);  // 16-bit bins in passes, or a cluster's, or global
   CHECK((p1m.strategy == histogram_strategy::global || p1m.passes > 1));
   histogram_plan const p16m = plan_of(in.get(), 1 << 24);
   CHECK(p16m.strategy == histogram_strategy::global);
@@ -164,7 +215,8 @@ TEST_CASE("histogram_even: the automatic plan per bin count") {
   CHECK(b16m.bytes);
   auto const name = [](histogram_plan const& p) {
     return std::string(strategy_name(p.strategy)) + " copies " + std::to_string(p.copies) + " cluster " +
-           std::to_string(p.cluster) + " passes " + std::to_string(p.passes);
+           std::to_string(p.cluster) + " passes " + std::to_string(p.passes) + " counter bits " +
+           std::to_string(p.counter_bits);
   };
   MESSAGE("plans: 256: " << name(p256) << "; 4096: " << name(p4096) << "; 65536: " << name(p64k) << "; 2^20: "
                          << name(p1m) << "; 2^24: " << name(p16m));

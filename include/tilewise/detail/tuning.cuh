@@ -204,7 +204,10 @@ struct histogram_even_tuning {
   unsigned copies_bytes;       ///< shared memory the copies of a block's bins may take ...
   unsigned max_copies;         ///< ... in at most this many copies (a power of two, at most 32)
   unsigned min_blocks_per_sm;  ///< a block's share of bins leaves room for this many blocks per SM
-  unsigned max_shared_passes;  ///< most passes over the input with one block's bins (one range each) ...
+  unsigned narrow_block;       ///< 16-bit shared counters (bins beyond one pass of 32-bit ones): one
+                               ///< block of this many threads per SM, all of its shared memory ...
+  unsigned narrow_vectors;     ///< ... and 16-byte loads in flight per thread
+  unsigned max_shared_passes;  ///< most passes over the input with one block's 16-bit bins (one range each) ...
   unsigned max_cluster;        ///< ... then the largest thread-block cluster tried for distributed bins ...
   unsigned max_passes;         ///< ... in at most this many passes (one cluster-wide bin range each)
 };
@@ -218,12 +221,22 @@ struct histogram_even_sm90 {
                                                .copies_bytes      = 32768,
                                                .max_copies        = 32,
                                                .min_blocks_per_sm = 2,
-                                               .max_shared_passes = 3,
+                                               .narrow_block      = 1024,
+                                               .narrow_vectors    = 4,
+                                               .max_shared_passes = 10,
                                                .max_cluster       = 16,
                                                .max_passes        = 8};
 };
 __host__ __device__ constexpr histogram_even_tuning without_register_caps(histogram_even_tuning t) {
   t.min_blocks = t.byte_min_blocks = 1;
+  return t;
+}
+/// The shape of the 16-bit shared-counter kernel: `narrow_block` threads with `narrow_vectors`
+/// loads each, one block per SM.
+__host__ __device__ constexpr histogram_even_tuning narrow_shape(histogram_even_tuning t) {
+  t.block      = t.narrow_block;
+  t.vectors    = t.narrow_vectors;
+  t.min_blocks = 1;
   return t;
 }
 /// Not measured: the sm_90 table without register caps; the host sizes grids from the shape,

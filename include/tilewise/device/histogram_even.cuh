@@ -2,9 +2,10 @@
 /// @brief device::histogram_even: num_bins equal bins over [lower, upper), CUB's HistogramEven
 ///        semantics, with a strategy per bin count chosen at run time from the device's shared
 ///        memory: per-block shared-memory bins (several interleaved copies when bins are few;
-///        1-byte samples counted per value), a thread-block cluster's distributed shared memory
-///        (one or more passes over the input), or global bins with tile::histogram's combining
-///        of equal bins. Strategies, selection rule and measurements: docs/design/histogram_even.md.
+///        1-byte samples counted per value; 16-bit counters in one or more passes over the input
+///        when bins are many), a thread-block cluster's distributed shared memory (one or more
+///        passes), or global bins with tile::histogram's combining of equal bins. Strategies,
+///        selection rule and measurements: docs/design/histogram_even.md.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -45,6 +46,7 @@ struct histogram_plan {
   unsigned copies             = 0;  ///< shared: copies of every bin per block (a power of two)
   unsigned cluster            = 0;  ///< cluster: blocks per cluster
   unsigned passes             = 0;  ///< shared, cluster: passes over the input (one bin range each)
+  unsigned counter_bits       = 0;  ///< shared: 32, or 16 (narrow: twice the bins per block, one block per SM)
   unsigned blocks             = 0;  ///< (out) the grid
   std::size_t smem            = 0;  ///< (out) dynamic shared memory per block
   bool bytes                  = false;  ///< (out) 1-byte samples counted per value (256 slots)
@@ -85,14 +87,19 @@ sample_split split_samples(InIt in, long long n) {
 }
 
 /// Calls f(sample) for this block's share of the samples: rounds of U loads per thread, the
-/// grid striding over them; the head and tail of a vectorized walk go to the last block.
+/// grid striding over them, and `round_end()` after every whole round (the block's threads all
+/// make the same rounds: a barrier may go there); then one partial round with checked loads,
+/// and the head and tail of a vectorized walk in the last block. Between two round_end()s a
+/// block thus calls f at most B * U * vec_elems<T> times, after its last one that many plus
+/// 2 * vec_elems<T>.
 /// Vector loads are streaming (evict-first): the samples are read once, the bins stay cached.
-template <unsigned B, unsigned U, class InIt, class F>
-TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& sp, F const& f) {
+template <unsigned B, unsigned U, class InIt, class F, class R>
+TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& sp, F const& f, R const& round_end) {
   using T                = iter_value_t<InIt>;
   constexpr unsigned V   = vec_elems<T>;
   long long const stride = static_cast<long long>(gridDim.x) * (B * U);
-  long long i            = static_cast<long long>(blockIdx.x) * (B * U) + threadIdx.x;
+  long long base         = static_cast<long long>(blockIdx.x) * (B * U);  // the same in every thread
+  long long const t      = threadIdx.x;
   if constexpr (V > 1 && cuda::std::is_pointer_v<InIt>) {
     if (sp.vectorized) {
       using vec_t    = vec<cuda::std::remove_cv_t<T>, V>;
@@ -103,42 +110,50 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
         for (unsigned e = 0; e < V; ++e) f(v.e[e]);
       };
 #pragma unroll 1
-      for (; i + (U - 1) * B < sp.vecs; i += stride) {
+      for (; base + B * U <= sp.vecs; base += stride) {
         uint4 raw[U];
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u) raw[u] = __ldcs(p + i + u * B);
+        for (unsigned u = 0; u < U; ++u) raw[u] = __ldcs(p + base + t + u * B);
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) each(raw[u]);
+        round_end();
       }
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
-        if (i + u * B < sp.vecs) each(__ldcs(p + i + u * B));
+        if (base + t + u * B < sp.vecs) each(__ldcs(p + base + t + u * B));
       }
       if (blockIdx.x == gridDim.x - 1) {
-        for (long long j = threadIdx.x; j < sp.head; j += B) f(in[j]);
-        for (long long j = sp.tail + threadIdx.x; j < n; j += B) f(in[j]);
+        for (long long j = t; j < sp.head; j += B) f(in[j]);
+        for (long long j = sp.tail + t; j < n; j += B) f(in[j]);
       }
       return;
     }
   }
 #pragma unroll 1
-  for (; i + (U - 1) * B < n; i += stride) {
+  for (; base + B * U <= n; base += stride) {
     cuda::std::remove_cv_t<T> x[U];
 #pragma unroll
-    for (unsigned u = 0; u < U; ++u) x[u] = in[i + u * B];
+    for (unsigned u = 0; u < U; ++u) x[u] = in[base + t + u * B];
 #pragma unroll
     for (unsigned u = 0; u < U; ++u) f(x[u]);
+    round_end();
   }
 #pragma unroll
   for (unsigned u = 0; u < U; ++u) {
-    if (i + u * B < n) f(in[i + u * B]);
+    if (base + t + u * B < n) f(in[base + t + u * B]);
   }
 }
 
+/// No barrier between rounds (counters that cannot overflow within a call's share).
+struct no_round_end {
+  TILEWISE_DEVICE void operator()() const {}
+};
+
 /// The privatized strategies (shared, cluster). Slots are bins ([first, first + layout.slots)
 /// in pass p, first = p * layout.slots) or, for 1-byte samples (`Bytes`), the 256 sample values,
-/// turned into bins when flushed. `Fast`: scale.fast_bin for integer samples.
-template <class Tuning, bool Cluster, bool Bytes, bool Fast, class InIt, class Scale, class Counter>
+/// turned into bins when flushed. `Fast`: scale.fast_bin for integer samples. `Narrow`: 16-bit
+/// counters (shared only), a barrier every few rounds and each carry added to `hist` at once.
+template <class Tuning, bool Cluster, bool Bytes, bool Fast, bool Narrow, class InIt, class Scale, class Counter>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
                                        Bytes ? Tuning::value.byte_min_blocks : Tuning::value.min_blocks)
   histogram_privatized_kernel(InIt in, long long n, sample_split split, Scale scale, privatized_layout layout,
@@ -146,30 +161,54 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
   using T              = cuda::std::remove_cv_t<iter_value_t<InIt>>;
   constexpr unsigned B = Tuning::value.block;
   constexpr unsigned U = Bytes ? Tuning::value.byte_vectors : Tuning::value.vectors;
-  privatized_bins<unsigned, Cluster> bins(reinterpret_cast<unsigned*>(privatized_smem()), layout);
+  // Narrow: rounds between barriers, each round B * U * vec_elems<T> adds at most, the last one
+  // 2 * vec_elems<T> more (for_each_sample).
+  constexpr unsigned round_adds      = B * U * vec_elems<T>;
+  constexpr unsigned rounds_per_sync = (narrow_adds_per_barrier - 2 * vec_elems<T>) / round_adds;
+  static_assert(!Narrow || rounds_per_sync >= 1,
+                "tilewise: narrow histogram counters need a round of the block (block x vectors x "
+                "samples per vector) below 2^16 - narrow_carry samples");
+  privatized_bins<unsigned, Cluster, Narrow> bins(reinterpret_cast<unsigned*>(privatized_smem()), layout);
   bins.zero();
   bins.sync();
   for (unsigned p = 0; p < passes; ++p) {
     unsigned const first = p * layout.slots;
-    for_each_sample<B, U>(in, n, split, [&](T x) {
+    auto const count     = [&](T x) {
       if constexpr (Bytes) {
         bins.add(static_cast<unsigned char>(x));
       } else {
         unsigned bin;
         if (scale.template bin_of<Fast>(x, bin)) {
           unsigned const slot = bin - first;
-          if (slot < layout.slots) bins.add(slot);
+          if (slot < layout.slots) {
+            if constexpr (Narrow) {
+              if (bins.add_narrow(slot)) atomic_fetch_add(hist + bin, static_cast<Counter>(narrow_carry));
+            } else {
+              bins.add(slot);
+            }
+          }
         }
       }
-    });
+    };
+    if constexpr (Narrow) {
+      unsigned rounds = 0;
+      for_each_sample<B, U>(in, n, split, count, [&] {
+        if (++rounds == rounds_per_sync) {
+          rounds = 0;
+          bins.sync();
+        }
+      });
+    } else {
+      for_each_sample<B, U>(in, n, split, count, no_round_end{});
+    }
     bins.sync();
-    bins.flush([&](unsigned slot, unsigned count) {
+    bins.flush([&](unsigned slot, unsigned c) {
       if constexpr (Bytes) {
         // many values can share a bin (few bins): one atomic per distinct bin of the warp, not per value
         int const bin = scale.bin_or_none(cuda::std::bit_cast<T>(static_cast<unsigned char>(slot)));
-        if (bin >= 0) tilewise::tile::histogram(cg::coalesced_threads(), hist, bin, static_cast<Counter>(count));
+        if (bin >= 0) tilewise::tile::histogram(cg::coalesced_threads(), hist, bin, static_cast<Counter>(c));
       } else {
-        atomic_fetch_add(hist + (first + slot), static_cast<Counter>(count));
+        atomic_fetch_add(hist + (first + slot), static_cast<Counter>(c));
       }
     });
     if (p + 1 < passes) bins.sync();
@@ -182,29 +221,44 @@ template <class Tuning, bool Fast, class InIt, class Scale, class Counter>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_blocks)
   histogram_global_kernel(InIt in, long long n, sample_split split, Scale scale, Counter* hist) {
   using T = cuda::std::remove_cv_t<iter_value_t<InIt>>;
-  for_each_sample<Tuning::value.block, Tuning::value.vectors>(in, n, split, [&](T x) {
-    unsigned bin;
-    if (scale.template bin_of<Fast>(x, bin)) tilewise::tile::histogram(cg::coalesced_threads(), hist, bin);
-  });
+  for_each_sample<Tuning::value.block, Tuning::value.vectors>(
+    in, n, split,
+    [&](T x) {
+      unsigned bin;
+      if (scale.template bin_of<Fast>(x, bin)) tilewise::tile::histogram(cg::coalesced_threads(), hist, bin);
+    },
+    no_round_end{});
 }
 
 /// Counters of one block (shared) or cluster must not pass 2^32: each gets at most this many
 /// samples.
 inline constexpr long long histogram_max_unit_items = 1ll << 31;
 
+/// The tuning of the 16-bit shared-counter kernel (tuning.cuh's narrow_shape).
+template <class Tuning>
+struct histogram_narrow_tuning {
+  static constexpr histogram_even_tuning value = narrow_shape(Tuning::value);
+};
+
 template <class Tuning, class InIt, class Counter, class Scale>
 struct histogram_runner {
   using T                     = cuda::std::remove_cv_t<iter_value_t<InIt>>;
   static constexpr bool bytes = sizeof(T) == 1 && cuda::std::is_integral_v<T>;
   static constexpr auto tune  = Tuning::value;
+  static constexpr auto narrow_tune = histogram_narrow_tuning<Tuning>::value;
 
   template <bool Fast>
   static auto shared_kernel() {
-    return histogram_privatized_kernel<Tuning, false, bytes, Fast && !bytes, InIt, Scale, Counter>;
+    return histogram_privatized_kernel<Tuning, false, bytes, Fast && !bytes, false, InIt, Scale, Counter>;
+  }
+  template <bool Fast>
+  static auto narrow_kernel() {
+    static_assert(!bytes, "1-byte samples are counted per value in 256 32-bit slots");
+    return histogram_privatized_kernel<histogram_narrow_tuning<Tuning>, false, false, Fast, true, InIt, Scale, Counter>;
   }
   template <bool Fast>
   static auto cluster_kernel() {
-    return histogram_privatized_kernel<Tuning, true, false, Fast, InIt, Scale, Counter>;
+    return histogram_privatized_kernel<Tuning, true, false, Fast, false, InIt, Scale, Counter>;
   }
   template <bool Fast>
   static auto global_kernel() {
@@ -215,18 +269,24 @@ struct histogram_runner {
   /// docs/design/histogram_even.md for the rule.
   template <bool Fast>
   static cudaError_t plan_histogram(unsigned num_bins, long long n, bool vectorized, histogram_plan& plan) {
-    static launch_cache shared_cache, cluster_cache, global_cache;
+    static launch_cache shared_cache, narrow_cache, cluster_cache, global_cache;
     device_limits lim;
     TILEWISE_RETURN_IF_ERROR(get_device_limits(lim));
     constexpr unsigned B      = tune.block;
-    long long const per_round = static_cast<long long>(B) * (bytes ? tune.byte_vectors : tune.vectors) *
-                                (vectorized ? vec_elems<T> : 1);
+    long long const elems     = vectorized ? vec_elems<T> : 1;
+    long long const per_round = static_cast<long long>(B) * (bytes ? tune.byte_vectors : tune.vectors) * elems;
+    long long const narrow_per_round = static_cast<long long>(narrow_tune.block) * narrow_tune.vectors * elems;
     long long const min_units = cuda::ceil_div(n, histogram_max_unit_items);
     unsigned const slots      = bytes ? 256u : num_bins;
     std::size_t const budget  = lim.per_block(static_cast<int>(tune.min_blocks_per_sm));
-    std::size_t const room    = budget / 4;  // slots of one block
+    std::size_t const room    = budget / 4;  // 32-bit slots of one block
+    std::size_t const narrow_room = lim.per_block(1) / 4 * 2;  // 16-bit slots of one block alone on its SM
     bool const forced         = plan.strategy != histogram_strategy::automatic;
     plan.bytes                = bytes;
+    if (plan.counter_bits != 0 && plan.counter_bits != 32 && (plan.counter_bits != 16 || bytes)) {
+      return cudaErrorInvalidValue;
+    }
+    if (plan.counter_bits == 16 && forced && plan.strategy != histogram_strategy::shared) return cudaErrorInvalidValue;
     auto const grid_of        = [&](long long resident, long long per_unit, long long unit) {
       long long const work = cuda::ceil_div(n, per_unit);
       long long g          = resident < work ? resident : work;
@@ -236,41 +296,56 @@ struct histogram_runner {
     };
     if constexpr (bytes) plan.strategy = histogram_strategy::shared;
     if (plan.strategy == histogram_strategy::automatic) {
+      // one pass of 32-bit counters; else 16-bit ones in a few passes; else a cluster's
       std::size_t const shared_passes = room ? cuda::ceil_div(std::size_t(slots), room) : ~std::size_t(0);
-      plan.strategy = shared_passes <= tune.max_shared_passes ? histogram_strategy::shared
-                      : lim.clusters                            ? histogram_strategy::cluster
-                                                                : histogram_strategy::global;
+      std::size_t const narrow_passes = narrow_room ? cuda::ceil_div(std::size_t(slots), narrow_room) : ~std::size_t(0);
+      plan.strategy     = shared_passes <= 1 || narrow_passes <= tune.max_shared_passes ? histogram_strategy::shared
+                          : lim.clusters ? histogram_strategy::cluster
+                                         : histogram_strategy::global;
+      plan.counter_bits = plan.strategy != histogram_strategy::shared ? 0 : shared_passes <= 1 ? 32 : 16;
     }
     if (plan.strategy == histogram_strategy::shared) {
-      unsigned passes = bytes ? 1u : plan.passes;
+      bool const narrow = plan.counter_bits == 16;
+      unsigned passes   = bytes ? 1u : plan.passes;
       if (passes == 0) {
-        passes = room ? static_cast<unsigned>(cuda::ceil_div(std::size_t(slots), room)) : 1u;
-        passes = passes < 1 ? 1 : passes;
+        std::size_t const r = narrow ? narrow_room : room;
+        passes              = r ? static_cast<unsigned>(cuda::ceil_div(std::size_t(slots), r)) : 1u;
+        passes              = passes < 1 ? 1 : passes;
       }
       unsigned const per_pass = static_cast<unsigned>(cuda::ceil_div(slots, passes));
+      std::size_t const copy_bytes = std::size_t(narrow ? cuda::ceil_div(per_pass, 2u) : per_pass) * 4;
       unsigned c              = plan.copies;
       if (c == 0) {
         std::size_t const copy_room = budget < tune.copies_bytes ? budget : tune.copies_bytes;
         c                           = 1;
-        while (c * 2 <= tune.max_copies && std::size_t(per_pass) * 4 * c * 2 <= copy_room) c *= 2;
+        while (c * 2 <= tune.max_copies && copy_bytes * c * 2 <= copy_room) c *= 2;
       }
       if (c > 32 || !cuda::std::has_single_bit(c)) return cudaErrorInvalidValue;
-      plan.copies  = c;
-      plan.passes  = passes;
-      plan.cluster = 1;
-      plan.smem    = std::size_t(per_pass) * 4 * c;
-      int per_sm   = 0;
+      plan.copies       = c;
+      plan.passes       = passes;
+      plan.cluster      = 1;
+      plan.counter_bits = narrow ? 16 : 32;
+      plan.smem         = copy_bytes * c;
+      int per_sm        = 0;
       if (plan.smem <= std::size_t(lim.smem_per_block)) {
-        TILEWISE_RETURN_IF_ERROR(
-          shared_cache.fit(reinterpret_cast<void const*>(shared_kernel<Fast>()), B, plan.smem, 1, per_sm));
+        if constexpr (!bytes) {
+          if (narrow) {
+            TILEWISE_RETURN_IF_ERROR(narrow_cache.fit(reinterpret_cast<void const*>(narrow_kernel<Fast>()),
+                                                      narrow_tune.block, plan.smem, 1, per_sm));
+          }
+        }
+        if (!narrow) {
+          TILEWISE_RETURN_IF_ERROR(
+            shared_cache.fit(reinterpret_cast<void const*>(shared_kernel<Fast>()), B, plan.smem, 1, per_sm));
+        }
       }
       if (per_sm > 0) {
-        plan.blocks = grid_of(static_cast<long long>(per_sm) * lim.sms, per_round, 1);
+        plan.blocks = grid_of(static_cast<long long>(per_sm) * lim.sms, narrow ? narrow_per_round : per_round, 1);
         return cudaSuccess;
       }
       if (forced) return cudaErrorInvalidValue;
       plan.strategy = lim.clusters ? histogram_strategy::cluster : histogram_strategy::global;
-      plan.copies = plan.passes = 0;
+      plan.copies = plan.passes = plan.counter_bits = 0;
     }
     if constexpr (bytes) {
       return cudaErrorInvalidValue;  // 256 slots always fit one block
@@ -321,6 +396,7 @@ struct histogram_runner {
             unsigned const per_pass = static_cast<unsigned>(cuda::ceil_div(slots, best_passes));
             plan.cluster            = best_cs;
             plan.passes             = best_passes;
+            plan.counter_bits       = 0;
             plan.copies             = 1;
             plan.smem               = std::size_t(cuda::ceil_div(per_pass, best_cs)) * 4;
             plan.blocks             = grid_of(best_fit, per_round * best_cs, best_cs);
@@ -333,10 +409,11 @@ struct histogram_runner {
       // global bins
       int per_sm = 0;
       TILEWISE_RETURN_IF_ERROR(global_cache.fit(reinterpret_cast<void const*>(global_kernel<Fast>()), B, 0, 1, per_sm));
-      plan.copies  = 0;
-      plan.cluster = 0;
-      plan.passes  = 0;
-      plan.smem    = 0;
+      plan.copies       = 0;
+      plan.cluster      = 0;
+      plan.passes       = 0;
+      plan.counter_bits = 0;
+      plan.smem         = 0;
       plan.blocks  = grid_of(static_cast<long long>(per_sm > 0 ? per_sm : 1) * lim.sms, per_round, 1);
       return cudaSuccess;
     }
@@ -350,8 +427,15 @@ struct histogram_runner {
     constexpr unsigned B = tune.block;
     if (plan.strategy == histogram_strategy::shared) {
       unsigned const slots  = bytes ? 256u : scale.num_bins;
+      bool const narrow     = plan.counter_bits == 16;
       auto const layout     = privatized_layout::make(static_cast<unsigned>(cuda::ceil_div(slots, plan.passes)),
-                                                      plan.copies, 1);
+                                                      plan.copies, 1, narrow);
+      if constexpr (!bytes) {
+        if (narrow) {
+          return launch_in_clusters(narrow_kernel<Fast>(), plan.blocks, narrow_tune.block, plan.smem, 1, stream, in,
+                                    n, split, scale, layout, plan.passes, hist);
+        }
+      }
       return launch_in_clusters(shared_kernel<Fast>(), plan.blocks, B, plan.smem, 1, stream, in, n, split, scale,
                                 layout, plan.passes, hist);
     }

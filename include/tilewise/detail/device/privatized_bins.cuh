@@ -1,7 +1,9 @@
 /// @file
 /// @brief The privatized-bins pass of the device-wide histogram (and group_by): counters in a
-///        block's shared memory, or in the distributed shared memory of a thread-block cluster,
-///        zeroed, accumulated with shared-memory atomics, then flushed into global memory. Plus
+///        block's shared memory (32-bit, or 16-bit halves of words that hand their count on every
+///        `narrow_carry` adds, for twice the bins), or in the distributed shared memory of a
+///        thread-block cluster, zeroed, accumulated with shared-memory atomics, then flushed into
+///        global memory. Plus
 ///        the host side: the device's shared-memory limits (cached per device), occupancy and
 ///        cluster queries (cached per kernel and device) and the cluster launch.
 #pragma once
@@ -19,6 +21,7 @@
 #include <cuda/cmath>
 #include <cuda/std/bit>
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include <tilewise/detail/config.cuh>
 #include <tilewise/detail/device/temp_storage.cuh>
@@ -181,30 +184,47 @@ cudaError_t launch_in_clusters(void (*kernel)(Params...), unsigned grid, unsigne
 /// the padding against bank conflicts), and with 32 copies every lane of a warp has a bank of its
 /// own. Without a cluster a block holds all `slots`; in a cluster of `cluster` blocks block r
 /// holds slots [r * slice, (r + 1) * slice) (the CUDA Programming Guide's distributed
-/// shared-memory histogram).
+/// shared-memory histogram). Narrow counters (a block's own slots only) are 16-bit halves of
+/// 32-bit words: slot i < half in the low half of local slot i's words, slot i >= half in the
+/// high half of local slot (i - half)'s, so neighbouring slots sit in different words (but for
+/// a block of two slots).
 struct privatized_layout {
   unsigned slots      = 0;  ///< slots of one pass (of the whole cluster)
   unsigned slice      = 0;  ///< slots one block holds
   unsigned copy_shift = 0;  ///< log2 of the copies per slot
   unsigned cluster    = 1;  ///< blocks sharing the slots
+  unsigned half       = 0;  ///< narrow counters: the slots in low halves, ceil(slice / 2); 0: 32-bit
   cuda::std::uint64_t slice_magic = 0;  ///< s / slice == (s * slice_magic) >> 40 for s < 2^20
 
-  /// `slots` slots in `copies` copies (a power of two, at most 32), spread over `cluster` blocks;
-  /// slots * slice must stay below 2^40 (at most 2^20 slots with a cluster).
-  __host__ __device__ static constexpr privatized_layout make(unsigned slots, unsigned copies, unsigned cluster) {
+  /// `slots` slots in `copies` copies (a power of two, at most 32), spread over `cluster` blocks,
+  /// in 16-bit halves of words if `narrow` (then `cluster` must be 1); slots * slice must stay
+  /// below 2^40 (at most 2^20 slots with a cluster).
+  __host__ __device__ static constexpr privatized_layout make(unsigned slots, unsigned copies, unsigned cluster,
+                                                              bool narrow = false) {
     privatized_layout l;
     l.slots       = slots;
     l.cluster     = cluster < 1 ? 1 : cluster;
     l.slice       = static_cast<unsigned>(cuda::ceil_div(slots, l.cluster));
     l.copy_shift  = static_cast<unsigned>(cuda::std::countr_zero(copies < 1 ? 1u : copies));
+    l.half        = narrow ? static_cast<unsigned>(cuda::ceil_div(l.slice, 2u)) : 0u;
     l.slice_magic = (cuda::std::uint64_t(1) << 40) / (l.slice < 1 ? 1 : l.slice) + 1;
     return l;
   }
-  /// Shared memory of one block for counters of `counter_bytes` bytes.
+  /// Counter words of one block (all copies).
+  __host__ __device__ constexpr unsigned words() const { return (half ? half : slice) << copy_shift; }
+  /// Shared memory of one block for counters of `counter_bytes` bytes (narrow: 4-byte words).
   __host__ __device__ std::size_t smem_bytes(std::size_t counter_bytes) const {
-    return (static_cast<std::size_t>(slice) << copy_shift) * counter_bytes;
+    return static_cast<std::size_t>(words()) * (half ? 4 : counter_bytes);
   }
 };
+
+/// Narrow counters: the add that takes a 16-bit half from `narrow_carry - 1` to `narrow_carry`
+/// takes `narrow_carry` back out of it, and its caller adds them to the slot's total elsewhere.
+/// A half thus stays below narrow_carry + (adds since every block thread last passed a barrier),
+/// which the caller keeps below 2^16 by a barrier at least every `narrow_adds_per_barrier` adds
+/// to the block's counters (see privatized_bins::add_narrow).
+inline constexpr unsigned narrow_carry            = 1u << 12;
+inline constexpr unsigned narrow_adds_per_barrier = (1u << 16) - narrow_carry;
 
 /// The dynamic shared memory of the privatized-bins kernels (16-byte aligned).
 TILEWISE_DEVICE unsigned char* privatized_smem() {
@@ -219,15 +239,20 @@ TILEWISE_DEVICE unsigned char* privatized_smem() {
 /// sync(); flush(f) (which zeroes again, so another pass may follow after a sync()).
 /// `Cluster`: the counters are spread over the blocks of the launch's thread-block cluster and
 /// every add goes to the block owning the slot (cluster.map_shared_rank).
-template <class T, bool Cluster>
+/// `Narrow`: 16-bit counters (T unsigned, no cluster, a layout made narrow): add_narrow instead
+/// of add, with a barrier at least every narrow_adds_per_barrier adds of the block.
+template <class T, bool Cluster, bool Narrow = false>
 class privatized_bins {
+  static_assert(!Narrow || (cuda::std::is_same_v<T, unsigned> && !Cluster),
+                "tilewise: narrow privatized counters are the halves of a block's own 32-bit words");
+
  public:
   TILEWISE_DEVICE privatized_bins(T* smem, privatized_layout const& layout)
       : smem_(smem), layout_(layout), copy_(threadIdx.x & ((1u << layout.copy_shift) - 1)) {}
 
   /// Zeroes this block's counters (all copies). No barrier.
   TILEWISE_DEVICE void zero() {
-    unsigned const words = layout_.slice << layout_.copy_shift;
+    unsigned const words = layout_.words();
     for (unsigned i = threadIdx.x; i < words; i += blockDim.x) smem_[i] = T(0);
   }
 
@@ -245,6 +270,7 @@ class privatized_bins {
 
   /// Adds `w` to slot `slot` (< layout.slots): one shared-memory atomic, local or remote.
   TILEWISE_DEVICE void add(unsigned slot, T w = T(1)) const {
+    static_assert(!Narrow, "tilewise: narrow privatized counters take add_narrow");
     if constexpr (Cluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       unsigned const owner = static_cast<unsigned>((static_cast<cuda::std::uint64_t>(slot) * layout_.slice_magic) >> 40);
@@ -255,6 +281,25 @@ class privatized_bins {
     } else {
       atomicAdd(smem_ + ((slot << layout_.copy_shift) | copy_), w);
     }
+  }
+
+  /// Narrow counters: adds 1 to slot `slot` (< layout.slots) with one shared-memory atomic.
+  /// Returns true when that add took the slot's half to `narrow_carry`: the call has taken
+  /// `narrow_carry` back out of it, and the caller must add `narrow_carry` to the slot's total.
+  /// Between two barriers of the block (sync()) its threads make at most
+  /// narrow_adds_per_barrier adds: a half starts the interval below narrow_carry (each carry is
+  /// taken out before its thread reaches the barrier), only the add that reaches narrow_carry
+  /// carries, and until its carry is out no other add can reach it again, so the half stays
+  /// below narrow_carry + narrow_adds_per_barrier = 2^16 and never spills into its neighbour.
+  [[nodiscard]] TILEWISE_DEVICE bool add_narrow(unsigned slot) const {
+    static_assert(Narrow, "tilewise: add_narrow is for narrow privatized counters");
+    unsigned const high  = slot >= layout_.half ? 1u : 0u;
+    unsigned const shift = high * 16;
+    T* const word        = smem_ + (((slot - high * layout_.half) << layout_.copy_shift) | copy_);
+    unsigned const old   = atomicAdd(word, 1u << shift);
+    if (((old >> shift) & 0xFFFFu) != narrow_carry - 1) return false;
+    atomicSub(word, narrow_carry << shift);
+    return true;
   }
 
   /// For every slot of this block whose copies add up to non-zero (`Zeros`: every slot):
@@ -270,15 +315,24 @@ class privatized_bins {
       first = cooperative_groups::this_cluster().block_rank() * layout_.slice;
 #endif
     }
-    for (unsigned s = threadIdx.x; s < layout_.slice; s += blockDim.x) {
+    unsigned const rows = Narrow ? layout_.half : layout_.slice;  // words of one copy
+    for (unsigned s = threadIdx.x; s < rows; s += blockDim.x) {
       T* const p = smem_ + (s << layout_.copy_shift);
-      T sum{};
+      T sum{}, high{};
       for (unsigned c = 0; c < copies; ++c) {
         unsigned const k = (c + s) & (copies - 1);
-        sum += p[k];
+        if constexpr (Narrow) {
+          sum += p[k] & 0xFFFFu;
+          high += p[k] >> 16;
+        } else {
+          sum += p[k];
+        }
         p[k] = T(0);
       }
       if ((Zeros || sum != T(0)) && first + s < layout_.slots) f(first + s, sum);
+      if constexpr (Narrow) {
+        if ((Zeros || high != T(0)) && s + layout_.half < layout_.slice) f(s + layout_.half, high);
+      }
     }
   }
 

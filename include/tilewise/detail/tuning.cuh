@@ -254,8 +254,7 @@ struct histogram_even_tuned {
 /// group_by_bucket_kernel). Values and the measurements behind them: docs/design/group_by.md.
 struct group_by_tuning {
   unsigned block;                ///< threads per block of the first pass (pre-aggregation)
-  unsigned items;                ///< pairs per thread and round of the table passes (staged per warp
-                                 ///< in shared memory)
+  unsigned items;                ///< pairs per thread and round of the table passes
   unsigned min_blocks;           ///< __launch_bounds__' blocks per SM of the first pass (a register cap)
   unsigned table_bytes;          ///< shared memory of a first-pass block's hash table ...
   unsigned table_slots;          ///< ... of at most this many slots (a power of two)
@@ -266,6 +265,8 @@ struct group_by_tuning {
                                  ///< the unit of the spill records and of the partition pass's blocks
   unsigned bypass_rounds;        ///< first-pass rounds per vote on bypassing the table ...
   unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
+  unsigned count_bytes;          ///< bytes of keys per thread in flight where a bypassing block only
+                                 ///< counts them (16 int32 keys, 8 int64 keys at 64)
   unsigned scatter_block;        ///< threads per block of the partition pass
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
@@ -289,6 +290,7 @@ struct group_by_sm90 {
                                          .chunks              = 2048,
                                          .bypass_rounds       = 2,
                                          .bypass_miss_percent = 60,
+                                         .count_bytes         = 64,
                                          .scatter_block       = 512,
                                          .scatter_items       = 8,
                                          .scatter_min_blocks  = 2,

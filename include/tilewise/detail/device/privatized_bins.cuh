@@ -3,9 +3,9 @@
 ///        block's shared memory (32-bit, or 16-bit halves of words that hand their count on every
 ///        `narrow_carry` adds, for twice the bins), or in the distributed shared memory of a
 ///        thread-block cluster, zeroed, accumulated with shared-memory atomics, then flushed into
-///        global memory. Plus
-///        the host side: the device's shared-memory limits (cached per device), occupancy and
-///        cluster queries (cached per kernel and device) and the cluster launch.
+///        global memory. Plus the host side: the device's shared-memory limits (cached per
+///        device), occupancy and cluster queries (cached per kernel and device) and the cluster
+///        launch.
 #pragma once
 
 #include <cooperative_groups.h>

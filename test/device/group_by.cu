@@ -546,6 +546,7 @@ TEST_CASE("group_by: more than 2^31 pairs (counting iterators)") {
     return;
   }
   check_counting<long long>(n);
+  MESSAGE("ran: " << n << " pairs, " << (bytes >> 30) << " GiB of temp storage, " << (free_b >> 30) << " GiB free");
 }
 
 TEST_CASE("group_by: num_items == 0 writes 0 groups; bad arguments give cudaErrorInvalidValue") {

@@ -8,7 +8,8 @@
 // int16); Zipf key frequencies; two streams; a captured graph launched three times on changing
 // input; many calls on one temp storage; temp storage at any address; Thrust iterators and count
 // types; more than 2^31 pairs; tables of 64 slots and one probe (the paths the default tables rarely
-// take); bad arguments. Outputs are poisoned: rows past the count must stay so.
+// take); atomic values pre-aggregated with match_any; bad arguments. Outputs are poisoned: rows
+// past the count must stay so.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -402,15 +403,14 @@ struct tiny_tables {
     return t;
   }();
 };
-// The partition pass's other loop, which loads a tile while the one before it scatters, over
-// chunks of several tiles (2 chunks: with all keys distinct, 8193 pairs, as under racecheck, give
-// tiles of 2048 pairs, 3 in one chunk and 2 in the other; 64 keys give one tile per chunk).
-struct prefetching_scatter {
+// Atomic values pre-aggregated with match_any (tile::reduce_by_key) where 8 lanes of a warp
+// share lane 0's key, as values under a lock are by default; and 2 chunks, so that the partition
+// pass takes chunks of more than one tile whenever many pairs reach it.
+struct matching_peers {
   static constexpr tilewise::detail::group_by_tuning value = [] {
-    auto t             = tilewise::detail::group_by_tuned::value;
-    t.scatter_prefetch = true;
-    t.scatter_items    = 4;
-    t.chunks           = 2;
+    auto t     = tilewise::detail::group_by_tuned::value;
+    t.peer_min = 8;
+    t.chunks   = 2;
     return t;
   }();
 };
@@ -451,8 +451,8 @@ TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split par
   check_tuning<tiny_tables>(90);
 }
 
-TEST_CASE("group_by: the partition pass loading a tile while the one before it scatters, vs CUB") {
-  check_tuning<prefetching_scatter>(190);
+TEST_CASE("group_by: atomic values pre-aggregated with match_any, chunks of several tiles, vs CUB") {
+  check_tuning<matching_peers>(190);
 }
 
 // At namespace scope (not anonymous): kernels taking them keep external linkage.

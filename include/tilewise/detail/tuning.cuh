@@ -260,7 +260,9 @@ struct group_by_tuning {
   unsigned table_slots;          ///< ... of at most this many slots (a power of two)
   unsigned table_probes;         ///< first-pass table slots tried before a pair is spilled
   unsigned peer_min;             ///< lanes holding lane 0's key that make a warp pre-aggregate with
-                                 ///< match_any (tile::reduce_by_key); all lanes: one tile::reduce
+                                 ///< match_any (tile::reduce_by_key), values combined by atomics
+                                 ///< (0: never); all lanes: one tile::reduce ...
+  unsigned locked_peer_min;      ///< ... and the same for values combined under a slot's lock
   unsigned chunks;               ///< the input splits into about this many chunks (whole rounds):
                                  ///< the unit of the spill records and of the partition pass's blocks
   unsigned bypass_rounds;        ///< first-pass rounds per vote on bypassing the table ...
@@ -270,7 +272,6 @@ struct group_by_tuning {
   unsigned scatter_block;        ///< threads per block of the partition pass
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
-  bool scatter_prefetch;         ///< the partition pass loads a tile while the one before it scatters
   unsigned bucket_block;         ///< threads per block of the bucket pass
   unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
   unsigned bucket_table_bytes;   ///< shared memory of a bucket block's hash table ...
@@ -286,7 +287,8 @@ struct group_by_sm90 {
                                          .table_bytes         = 160 << 10,
                                          .table_slots         = 8192,
                                          .table_probes        = 8,
-                                         .peer_min            = 8,
+                                         .peer_min            = 0,
+                                         .locked_peer_min     = 8,
                                          .chunks              = 2048,
                                          .bypass_rounds       = 2,
                                          .bypass_miss_percent = 60,
@@ -294,7 +296,6 @@ struct group_by_sm90 {
                                          .scatter_block       = 512,
                                          .scatter_items       = 8,
                                          .scatter_min_blocks  = 2,
-                                         .scatter_prefetch    = false,
                                          .bucket_block        = 512,
                                          .bucket_min_blocks   = 2,
                                          .bucket_table_bytes  = 100 << 10,

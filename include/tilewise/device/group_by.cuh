@@ -90,10 +90,17 @@ struct group_by_parts {
   long long chunk_pairs;
 };
 
+/// Lanes holding lane 0's key from which a warp pre-aggregates with match_any (0: never): the
+/// tuning's peer_min for values combined by atomics, locked_peer_min for values under a lock.
+template <class Tuning, class T, class Op>
+inline constexpr unsigned group_by_peer_min =
+  atomic_combine<Op, T> ? Tuning::value.peer_min : Tuning::value.locked_peer_min;
+
 /// Pre-aggregation of one pair by a warp (g: the warp as a tile in full rounds, where the shuffle,
 /// vote and reduction are single instructions; the lanes holding a pair in a partial round): if
-/// every lane holds lane 0's key, one tile::reduce and one lane puts; if at least peer_min lanes
-/// do, tile::reduce_by_key and one lane per key puts; otherwise every lane puts its own pair.
+/// every lane holds lane 0's key, one tile::reduce and one lane puts; if at least PeerMin lanes
+/// do (PeerMin > 0), tile::reduce_by_key and one lane per key puts; otherwise every lane puts its
+/// own pair.
 template <unsigned PeerMin, class G, class U, class T, class Op, class Put>
 TILEWISE_DEVICE void group_by_combine(G const& g, U kb, T const& v, Op op, Put&& put) {
   U const k0          = g.shfl(kb, 0);
@@ -101,7 +108,7 @@ TILEWISE_DEVICE void group_by_combine(G const& g, U kb, T const& v, Op op, Put&&
   if (same == g.size()) {
     T const r = tile::reduce(g, v, op);
     if (g.thread_rank() == 0) put(kb, r);
-  } else if (same >= PeerMin) {
+  } else if (PeerMin > 0 && same >= PeerMin) {
     auto const r = tile::reduce_by_key(g, kb, v, op);
     if (r.leader) put(kb, r.value);
   } else {
@@ -242,7 +249,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
         misses += in ? 0u : 1u;
         return in;
       };
-      group_by_round<B, I, tune.peer_min, U, T>(base, hi, load, op, insert, &spilled, p.spill_keys, p.spill_values,
+      group_by_round<B, I, group_by_peer_min<Tuning, T, Op>, U, T>(base, hi, load, op, insert, &spilled,
+                                                                       p.spill_keys, p.spill_values,
                                                 at, count_key);
       if (++rounds == tune.bypass_rounds) {
         bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(tune.bypass_miss_percent);
@@ -304,7 +312,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::valu
   for (unsigned i = threadIdx.x; i < hash_parts; i += B) running[i] = p.offsets[i * p.chunks + c];
   long long const spilled = rec.spill_end - rec.spill_begin;
   long long const total   = spilled + rec.input_end - rec.input_begin;
-  scatter_t{group_by_smem, ctr}.template range<Tuning::value.scatter_prefetch>(
+  scatter_t{group_by_smem, ctr}.range(
     total,
     [&](long long t, U& k, T& v) {
       if (t < spilled) {
@@ -398,7 +406,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
       };
       auto const insert = [&](U kb, T const& r) { return table.add(kb, r, op, mix_bits(kb), tune.bucket_probes); };
       for (long long base = a; base < z; base += static_cast<long long>(B) * I) {
-        group_by_round<B, I, tune.peer_min, U, T>(base, z, load, op, insert, &deferred, ak, av, a, [](U) {});
+        group_by_round<B, I, group_by_peer_min<Tuning, T, Op>, U, T>(base, z, load, op, insert, &deferred, ak, av,
+                                                                         a, [](U) {});
       }
       __syncthreads();
       drain_table<B>(

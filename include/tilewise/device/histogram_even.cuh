@@ -87,14 +87,15 @@ sample_split split_samples(InIt in, long long n) {
 }
 
 /// Calls f(sample) for this block's share of the samples: rounds of U loads per thread, the
-/// grid striding over them, and `round_end()` after every whole round (the block's threads all
-/// make the same rounds: a barrier may go there); then one partial round with checked loads,
-/// and the head and tail of a vectorized walk in the last block. Between two round_end()s a
-/// block thus calls f at most B * U * vec_elems<T> times, after its last one that many plus
-/// 2 * vec_elems<T>.
+/// grid striding over them, then one partial round with checked loads, and the head and tail of
+/// a vectorized walk in the last block. `round_begin()` comes before the samples of every round,
+/// the partial one included, once its loads are issued (the block's threads all make the same
+/// rounds: a barrier may go there, and the loads stay in flight across it). After a
+/// round_begin() a block calls f at most B * U * vec_elems<T> times before the next, after the
+/// last one that many plus 2 * vec_elems<T>.
 /// Vector loads are streaming (evict-first): the samples are read once, the bins stay cached.
 template <unsigned B, unsigned U, class InIt, class F, class R>
-TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& sp, F const& f, R const& round_end) {
+TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& sp, F const& f, R const& round_begin) {
   using T                = iter_value_t<InIt>;
   constexpr unsigned V   = vec_elems<T>;
   long long const stride = static_cast<long long>(gridDim.x) * (B * U);
@@ -114,10 +115,11 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
         uint4 raw[U];
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) raw[u] = __ldcs(p + base + t + u * B);
+        round_begin();
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) each(raw[u]);
-        round_end();
       }
+      round_begin();
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
         if (base + t + u * B < sp.vecs) each(__ldcs(p + base + t + u * B));
@@ -134,10 +136,11 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
     cuda::std::remove_cv_t<T> x[U];
 #pragma unroll
     for (unsigned u = 0; u < U; ++u) x[u] = in[base + t + u * B];
+    round_begin();
 #pragma unroll
     for (unsigned u = 0; u < U; ++u) f(x[u]);
-    round_end();
   }
+  round_begin();
 #pragma unroll
   for (unsigned u = 0; u < U; ++u) {
     if (base + t + u * B < n) f(in[base + t + u * B]);
@@ -145,7 +148,7 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
 }
 
 /// No barrier between rounds (counters that cannot overflow within a call's share).
-struct no_round_end {
+struct no_round_barrier {
   TILEWISE_DEVICE void operator()() const {}
 };
 
@@ -162,7 +165,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
   constexpr unsigned B = Tuning::value.block;
   constexpr unsigned U = Bytes ? Tuning::value.byte_vectors : Tuning::value.vectors;
   // Narrow: rounds between barriers, each round B * U * vec_elems<T> adds at most, the last one
-  // 2 * vec_elems<T> more (for_each_sample).
+  // 2 * vec_elems<T> more (for_each_sample); a barrier before a round once that many are done.
   constexpr unsigned round_adds      = B * U * vec_elems<T>;
   constexpr unsigned rounds_per_sync = (narrow_adds_per_barrier - 2 * vec_elems<T>) / round_adds;
   static_assert(!Narrow || rounds_per_sync >= 1,
@@ -191,15 +194,16 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
       }
     };
     if constexpr (Narrow) {
-      unsigned rounds = 0;
+      unsigned rounds = 0;  // since the last barrier
       for_each_sample<B, U>(in, n, split, count, [&] {
-        if (++rounds == rounds_per_sync) {
+        if (rounds == rounds_per_sync) {
           rounds = 0;
           bins.sync();
         }
+        ++rounds;
       });
     } else {
-      for_each_sample<B, U>(in, n, split, count, no_round_end{});
+      for_each_sample<B, U>(in, n, split, count, no_round_barrier{});
     }
     bins.sync();
     bins.flush([&](unsigned slot, unsigned c) {
@@ -227,7 +231,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
       unsigned bin;
       if (scale.template bin_of<Fast>(x, bin)) tilewise::tile::histogram(cg::coalesced_threads(), hist, bin);
     },
-    no_round_end{});
+    no_round_barrier{});
 }
 
 /// Counters of one block (shared) or cluster must not pass 2^32: each gets at most this many

@@ -113,33 +113,14 @@ struct part_scatter {
 
   /// Every thread of the block calls: moves `count` pairs, tile by tile, to their parts.
   /// `load(i, key, value)` reads pair i (0 <= i < count); `digit(key)` < digits is its part.
-  /// With `Prefetch`, the loads of a tile are issued before the tile ahead of it scatters, so
-  /// that they stay in flight across its barriers (twice the registers for the pairs).
-  template <bool Prefetch = false, class Load, class Digit>
+  template <class Load, class Digit>
   TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
                              U* keys_out, T* values_out) const {
-    if constexpr (Prefetch) {
+    for (long long base = 0; base < count; base += tile) {
       U k[Items];
       T v[Items];
-      load_tile(0, count, load, k, v);
-      for (long long base = 0; base < count; base += tile) {
-        U next_k[Items];
-        T next_v[Items];
-        load_tile(base + tile, count, load, next_k, next_v);
-        scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
-#pragma unroll
-        for (unsigned j = 0; j < Items; ++j) {
-          k[j] = next_k[j];
-          v[j] = next_v[j];
-        }
-      }
-    } else {
-      for (long long base = 0; base < count; base += tile) {
-        U k[Items];
-        T v[Items];
-        load_tile(base, count, load, k, v);
-        scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
-      }
+      load_tile(base, count, load, k, v);
+      scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
     }
   }
 

@@ -249,9 +249,9 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
         misses += in ? 0u : 1u;
         return in;
       };
-      group_by_round<B, I, group_by_peer_min<Tuning, T, Op>, U, T>(base, hi, load, op, insert, &spilled,
-                                                                       p.spill_keys, p.spill_values,
-                                                at, count_key);
+      constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
+      group_by_round<B, I, peer_min, U, T>(base, hi, load, op, insert, &spilled, p.spill_keys, p.spill_values, at,
+                                           count_key);
       if (++rounds == tune.bypass_rounds) {
         bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(tune.bypass_miss_percent);
         bypass          = __syncthreads_count(vote) > static_cast<int>(B / 2);
@@ -406,8 +406,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
       };
       auto const insert = [&](U kb, T const& r) { return table.add(kb, r, op, mix_bits(kb), tune.bucket_probes); };
       for (long long base = a; base < z; base += static_cast<long long>(B) * I) {
-        group_by_round<B, I, group_by_peer_min<Tuning, T, Op>, U, T>(base, z, load, op, insert, &deferred, ak, av,
-                                                                         a, [](U) {});
+        constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
+        group_by_round<B, I, peer_min, U, T>(base, z, load, op, insert, &deferred, ak, av, a, [](U) {});
       }
       __syncthreads();
       drain_table<B>(

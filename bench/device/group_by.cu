@@ -47,12 +47,7 @@ struct group_by_variant {
 
 namespace {
 
-__host__ __device__ inline unsigned long long gb_mix(unsigned long long x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using tilewise::detail::mix_bits;
 
 enum class freq { uniform, zipf };
 
@@ -61,7 +56,7 @@ enum class freq { uniform, zipf };
 template <class K, class V>
 __global__ void gb_fill(K* keys, V* vals, long long n, long long d, freq f) {
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
-    unsigned long long const r = gb_mix(static_cast<unsigned long long>(i));
+    unsigned long long const r = mix_bits(static_cast<unsigned long long>(i));
     long long k;
     if (d == n) {
       k = static_cast<long long>((static_cast<unsigned long long>(i) * 0x9E3779B1ull + 12345) & (n - 1));
@@ -74,9 +69,9 @@ __global__ void gb_fill(K* keys, V* vals, long long n, long long d, freq f) {
     }
     keys[i] = static_cast<K>(k);
     if constexpr (std::is_integral_v<V>) {
-      vals[i] = static_cast<V>(1 + gb_mix(r) % 1000);
+      vals[i] = static_cast<V>(1 + mix_bits(r) % 1000);
     } else {
-      vals[i] = static_cast<V>(0.5 + double(gb_mix(r) >> 11) * 0x1.0p-53);
+      vals[i] = static_cast<V>(0.5 + double(mix_bits(r) >> 11) * 0x1.0p-53);
     }
   }
 }

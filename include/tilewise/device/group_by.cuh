@@ -359,8 +359,8 @@ __host__ __device__ constexpr std::size_t group_by_bucket_smem() {
 /// buffer), drain the table to the output with one atomicAdd on the row count. A round takes at
 /// least one key, so the rounds end; usually there is one. When the sketch says the part has too
 /// many keys for one table, the part is first split into 2^bits sub-parts (a count in
-/// privatized_bins, a scan and a part_scatter into the other buffer), each then combined in rounds. The
-/// last block to finish writes the row count.
+/// privatized_bins, a scan and a part_scatter into the other buffer), each then combined in
+/// rounds. The last block to finish writes the row count.
 template <class Tuning, class K, class T, class Op, class KeysOut, class AggregatesOut, class NumGroupsOut>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value.bucket_min_blocks)
   group_by_bucket_kernel(group_by_parts<key_bits_t<K>, T> p, Op op, KeysOut keys_out, AggregatesOut aggregates_out,

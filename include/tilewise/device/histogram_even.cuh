@@ -317,7 +317,7 @@ struct histogram_runner {
         passes              = passes < 1 ? 1 : passes;
       }
       unsigned const per_pass = static_cast<unsigned>(cuda::ceil_div(slots, passes));
-      std::size_t const copy_bytes = std::size_t(narrow ? cuda::ceil_div(per_pass, 2u) : per_pass) * 4;
+      std::size_t const copy_bytes = privatized_layout::make(per_pass, 1, 1, narrow).smem_bytes(4);
       unsigned c              = plan.copies;
       if (c == 0) {
         std::size_t const copy_room = budget < tune.copies_bytes ? budget : tune.copies_bytes;
@@ -361,7 +361,7 @@ struct histogram_runner {
         } else {
           auto const clusters_for = [&](unsigned cs, unsigned passes, int& fit) -> cudaError_t {
             unsigned const per_pass = static_cast<unsigned>(cuda::ceil_div(slots, passes));
-            std::size_t const smem  = std::size_t(cuda::ceil_div(per_pass, cs)) * 4;
+            std::size_t const smem  = privatized_layout::make(per_pass, 1, cs).smem_bytes(4);
             fit                     = 0;
             if (smem > std::size_t(lim.smem_per_block) || (!forced && smem > budget)) return cudaSuccess;
             return cluster_cache.fit(reinterpret_cast<void const*>(cluster_kernel<Fast>()), B, smem, cs, fit);
@@ -402,7 +402,7 @@ struct histogram_runner {
             plan.passes             = best_passes;
             plan.counter_bits       = 0;
             plan.copies             = 1;
-            plan.smem               = std::size_t(cuda::ceil_div(per_pass, best_cs)) * 4;
+            plan.smem               = privatized_layout::make(per_pass, 1, best_cs).smem_bytes(4);
             plan.blocks             = grid_of(best_fit, per_round * best_cs, best_cs);
             return cudaSuccess;
           }

@@ -96,7 +96,14 @@ class scratch {
   scratch(scratch const&)            = delete;
   scratch& operator=(scratch const&) = delete;
 
-  ~scratch() {
+  ~scratch() { release(); }
+
+  /// Returns the memory now (the destructor then does nothing): with no allocator, a
+  /// stream-ordered free, which a call may make before it waits for its kernels.
+  void release() {
+    if (p_ == nullptr) {
+      return;
+    }
     if constexpr (has_allocator_v<Derived>) {
       thrust::detail::return_temporary_buffer(policy_, p_, static_cast<std::ptrdiff_t>(bytes_));
     } else {
@@ -107,6 +114,7 @@ class scratch {
         (void)cudaGetLastError();
       }
     }
+    p_ = nullptr;
   }
 
   void* get() const { return p_; }

@@ -23,6 +23,9 @@ void run_two_phase(Derived& policy, Run run, char const* call) {
   throw_on_error(run(nullptr, temp_size, s), call);
   scratch<Derived> mem(policy, temp_size, call);
   throw_on_error(run(mem.get(), temp_size, s), call);
+  if constexpr (!has_allocator_v<Derived>) {
+    mem.release();  // freed in stream order while the kernels run (a user allocator's on return, as Thrust's)
+  }
   finish(policy, call);
 }
 

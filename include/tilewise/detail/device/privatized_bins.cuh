@@ -311,7 +311,7 @@ class privatized_bins {
     return {atomicAdd(narrow_word(slot), 1u << shift), (narrow_carry - 1) << shift};
   }
 
-  /// Takes the `narrow_carry` that an add_narrow(slot) returning true owes out of the slot's half.
+  /// Takes out of the slot's half the `narrow_carry` that an add_narrow(slot) with owes() owed.
   TILEWISE_DEVICE void take_narrow_carry(unsigned slot) const {
     static_assert(Narrow, "tilewise: take_narrow_carry is for narrow privatized counters");
     atomicSub(narrow_word(slot), narrow_carry << narrow_shift(slot));

@@ -86,8 +86,7 @@ sample_split split_samples(InIt in, long long n) {
   return s;
 }
 
-/// Calls f(sample) for this block's share of the samples (or, where F takes them, f(vector) for
-/// the whole 16-byte vectors, vec<T, vec_elems<T>>): rounds of U loads per thread, the
+/// Calls f(sample) for this block's share of the samples: rounds of U loads per thread, the
 /// grid striding over them, then one partial round with checked loads, and the head and tail of
 /// a vectorized walk in the last block. `round_begin()` comes before the samples of every round,
 /// the partial one included, once its loads are issued (the block's threads all make the same
@@ -108,12 +107,8 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
       uint4 const* p = reinterpret_cast<uint4 const*>(in + sp.head);
       auto const each = [&](uint4 raw) {
         vec_t const v = cuda::std::bit_cast<vec_t>(raw);
-        if constexpr (cuda::std::is_invocable_v<F const&, vec_t const&>) {
-          f(v);
-        } else {
 #pragma unroll
-          for (unsigned e = 0; e < V; ++e) f(v.e[e]);
-        }
+        for (unsigned e = 0; e < V; ++e) f(v.e[e]);
       };
 #pragma unroll 1
       for (; base + B * U <= sp.vecs; base += stride) {
@@ -152,14 +147,6 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
   }
 }
 
-/// The call operators of several function objects as one overload set.
-template <class... F>
-struct overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-overloaded(F...) -> overloaded<F...>;
-
 /// No barrier between rounds (counters that cannot overflow within a call's share).
 struct no_round_barrier {
   TILEWISE_DEVICE void operator()() const {}
@@ -168,8 +155,7 @@ struct no_round_barrier {
 /// The privatized strategies (shared, cluster). Slots are bins ([first, first + layout.slots)
 /// in pass p, first = p * layout.slots) or, for 1-byte samples (`Bytes`), the 256 sample values,
 /// turned into bins when flushed. `Fast`: scale.fast_bin for integer samples. `Narrow`: 16-bit
-/// counters (shared only), a barrier every few rounds and each carry added to `hist` once its
-/// vector's adds are made.
+/// counters (shared only), a barrier every few rounds and each carry added to `hist` at once.
 template <class Tuning, bool Cluster, bool Bytes, bool Fast, bool Narrow, class InIt, class Scale, class Counter>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
                                        Bytes ? Tuning::value.byte_min_blocks : Tuning::value.min_blocks)
@@ -190,48 +176,26 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
   bins.sync();
   for (unsigned p = 0; p < passes; ++p) {
     unsigned const first = p * layout.slots;
-    // this pass's slot of sample x, or layout.slots when it has none
-    auto const slot_of = [&](T x) {
-      unsigned bin;
-      return scale.template bin_of<Fast>(x, bin) && bin - first < layout.slots ? bin - first : layout.slots;
-    };
-    auto const carry = [&](unsigned slot) {  // an add_narrow's carry into the output
-      if constexpr (Narrow) {
-        bins.take_narrow_carry(slot);
-        atomic_fetch_add(hist + (first + slot), static_cast<Counter>(narrow_carry));
-      }
-    };
-    auto const count = [&](T x) {
+    auto const count     = [&](T x) {
       if constexpr (Bytes) {
         bins.add(static_cast<unsigned char>(x));
       } else {
-        unsigned const slot = slot_of(x);
-        if (slot < layout.slots) {
-          if constexpr (Narrow) {
-            if (bins.add_narrow(slot).owes()) carry(slot);
-          } else {
-            bins.add(slot);
+        unsigned bin;
+        if (scale.template bin_of<Fast>(x, bin)) {
+          unsigned const slot = bin - first;
+          if (slot < layout.slots) {
+            if constexpr (Narrow) {
+              if (bins.add_narrow(slot)) atomic_fetch_add(hist + bin, static_cast<Counter>(narrow_carry));
+            } else {
+              bins.add(slot);
+            }
           }
         }
       }
     };
     if constexpr (Narrow) {
-      // A vector's adds first, its carries after: the adds do not wait for each other's results.
-      auto const count_vector = [&](vec<T, vec_elems<T>> const& v) {
-        unsigned slot[vec_elems<T>];
-        narrow_add added[vec_elems<T>];
-#pragma unroll
-        for (unsigned e = 0; e < vec_elems<T>; ++e) {
-          slot[e] = slot_of(v.e[e]);
-          if (slot[e] < layout.slots) added[e] = bins.add_narrow(slot[e]);
-        }
-#pragma unroll
-        for (unsigned e = 0; e < vec_elems<T>; ++e) {
-          if (added[e].owes()) carry(slot[e]);
-        }
-      };
       unsigned rounds = 0;  // since the last barrier
-      for_each_sample<B, U>(in, n, split, overloaded{count, count_vector}, [&] {
+      for_each_sample<B, U>(in, n, split, count, [&] {
         if (rounds == rounds_per_sync) {
           rounds = 0;
           bins.sync();

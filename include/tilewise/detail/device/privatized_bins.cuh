@@ -218,9 +218,8 @@ struct privatized_layout {
   }
 };
 
-/// Narrow counters: every add that takes a 16-bit half across a multiple of `narrow_carry` owes
-/// the half `narrow_carry`, which its thread takes back out before it next reaches a barrier and
-/// adds to the slot's total elsewhere. A half thus stays below narrow_carry + (adds since every
+/// Narrow counters: every add that takes a 16-bit half across a multiple of `narrow_carry` takes
+/// `narrow_carry` back out of it, and its caller adds them to the slot's total elsewhere. A half thus stays below narrow_carry + (adds since every
 /// block thread last passed a barrier), which the caller keeps below 2^16 by a barrier at least
 /// every `narrow_adds_per_barrier` adds to the block's counters (see privatized_bins::add_narrow).
 inline constexpr unsigned narrow_carry            = 1u << 12;
@@ -231,15 +230,6 @@ TILEWISE_DEVICE unsigned char* privatized_smem() {
   extern __shared__ __align__(16) unsigned char tilewise_privatized_smem[];
   return tilewise_privatized_smem;
 }
-
-/// What a narrow add found: the counter word before it and the bits of its half that carry.
-/// The default (no add) owes nothing.
-struct narrow_add {
-  unsigned before = 0;
-  unsigned mask   = narrow_carry - 1;
-  /// Whether the add owes its half a carry (took it across a multiple of narrow_carry).
-  TILEWISE_DEVICE bool owes() const { return (before & mask) == mask; }
-};
 
 // ---- device: the pass ----------------------------------------------------------------------------
 
@@ -293,28 +283,26 @@ class privatized_bins {
   }
 
   /// Narrow counters: adds 1 to slot `slot` (< layout.slots) with one shared-memory atomic.
-  /// When the returned record's owes() is true, that add took the slot's half across a multiple
-  /// of `narrow_carry`: the thread then owes the half `narrow_carry`, and must call
-  /// take_narrow_carry(slot) before it next reaches a barrier (sync()) and add `narrow_carry` to
-  /// the slot's total. It may make other adds first (the record holds the atomic's result
-  /// unread), so that a thread's adds need not wait for each other.
+  /// Returns true when that add took the slot's half across a multiple of `narrow_carry`: the
+  /// call has taken `narrow_carry` back out of it, and the caller must add `narrow_carry` to the
+  /// slot's total.
   /// Why a half never spills into its neighbour: taking a carry out subtracts narrow_carry,
   /// which keeps the half modulo narrow_carry, so exactly the adds that find it at
-  /// narrow_carry - 1 modulo narrow_carry carry, and once every thread has passed a barrier, the
-  /// half is below narrow_carry. Until the next barrier every carry is taken out after the add
-  /// that owes it, so the half is never negative and never above its value at the barrier plus
-  /// the adds since: below narrow_carry + narrow_adds_per_barrier = 2^16 when the caller keeps
-  /// its block to at most narrow_adds_per_barrier adds between two barriers.
-  [[nodiscard]] TILEWISE_DEVICE narrow_add add_narrow(unsigned slot) const {
+  /// narrow_carry - 1 modulo narrow_carry carry (however many carries are pending at once), and
+  /// once every thread has passed a barrier, the half is below narrow_carry. Until the next
+  /// barrier every carry is taken out after the add that owes it, so the half is never negative
+  /// and never above its value at the barrier plus the adds since: below
+  /// narrow_carry + narrow_adds_per_barrier = 2^16 when the caller keeps its block to at most
+  /// narrow_adds_per_barrier adds between two barriers.
+  [[nodiscard]] TILEWISE_DEVICE bool add_narrow(unsigned slot) const {
     static_assert(Narrow, "tilewise: add_narrow is for narrow privatized counters");
-    unsigned const shift = narrow_shift(slot);
-    return {atomicAdd(narrow_word(slot), 1u << shift), (narrow_carry - 1) << shift};
-  }
-
-  /// Takes out of the slot's half the `narrow_carry` that an add_narrow(slot) with owes() owed.
-  TILEWISE_DEVICE void take_narrow_carry(unsigned slot) const {
-    static_assert(Narrow, "tilewise: take_narrow_carry is for narrow privatized counters");
-    atomicSub(narrow_word(slot), narrow_carry << narrow_shift(slot));
+    unsigned const high  = slot >= layout_.half ? 1u : 0u;
+    unsigned const shift = high * 16;
+    T* const word        = smem_ + (((slot - high * layout_.half) << layout_.copy_shift) | copy_);
+    unsigned const old   = atomicAdd(word, 1u << shift);
+    if (((old >> shift) & (narrow_carry - 1)) != narrow_carry - 1) return false;
+    atomicSub(word, narrow_carry << shift);
+    return true;
   }
 
   /// For every slot of this block whose copies add up to non-zero (`Zeros`: every slot):
@@ -352,12 +340,6 @@ class privatized_bins {
   }
 
  private:
-  /// Narrow counters: the word holding slot `slot`, and the shift of its half.
-  TILEWISE_DEVICE unsigned narrow_shift(unsigned slot) const { return slot >= layout_.half ? 16u : 0u; }
-  TILEWISE_DEVICE T* narrow_word(unsigned slot) const {
-    unsigned const local = slot >= layout_.half ? slot - layout_.half : slot;
-    return smem_ + ((local << layout_.copy_shift) | copy_);
-  }
   T* smem_;
   privatized_layout layout_;
   unsigned copy_;

@@ -219,9 +219,10 @@ struct privatized_layout {
 };
 
 /// Narrow counters: every add that takes a 16-bit half across a multiple of `narrow_carry` takes
-/// `narrow_carry` back out of it, and its caller adds them to the slot's total elsewhere. A half thus stays below narrow_carry + (adds since every
-/// block thread last passed a barrier), which the caller keeps below 2^16 by a barrier at least
-/// every `narrow_adds_per_barrier` adds to the block's counters (see privatized_bins::add_narrow).
+/// `narrow_carry` back out of it, and its caller adds them to the slot's total elsewhere. A half
+/// thus stays below narrow_carry + (adds since every block thread last passed a barrier), which
+/// the caller keeps below 2^16 by a barrier at least every `narrow_adds_per_barrier` adds to the
+/// block's counters (see privatized_bins::add_narrow).
 inline constexpr unsigned narrow_carry            = 1u << 12;
 inline constexpr unsigned narrow_adds_per_barrier = (1u << 16) - narrow_carry;
 

@@ -267,8 +267,6 @@ struct group_by_tuning {
                                  ///< the unit of the spill records and of the partition pass's blocks
   unsigned bypass_rounds;        ///< first-pass rounds per vote on bypassing the table ...
   unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
-  unsigned count_bytes;          ///< bytes of keys per thread in flight where a bypassing block only
-                                 ///< counts them (16 int32 keys, 8 int64 keys at 64)
   unsigned scatter_block;        ///< threads per block of the partition pass
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
@@ -292,7 +290,6 @@ struct group_by_sm90 {
                                          .chunks              = 2048,
                                          .bypass_rounds       = 2,
                                          .bypass_miss_percent = 60,
-                                         .count_bytes         = 64,
                                          .scatter_block       = 512,
                                          .scatter_items       = 8,
                                          .scatter_min_blocks  = 2,

@@ -204,8 +204,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   constexpr unsigned S           = group_by_slots<U, T, Op>(tune.table_bytes, tune.table_slots);
   constexpr bool local_table     = S > 0;
   using table_t                  = block_slots<U, T, Op, local_table ? S : 64>;
-  static_assert(B % 32 == 0 && B <= 1024 && I <= 32 && tune.count_bytes <= 32 * sizeof(U),
-                "group_by: whole warps, at most 32 items and 32 keys per thread when counting");
+  static_assert(B % 32 == 0 && B <= 1024 && I <= 32, "group_by: whole warps, at most 32 items");
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];
   constexpr unsigned copies      = group_by_count_copies<W>;
@@ -259,15 +258,14 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
       }
     }
     long long const input_begin = base < hi ? base : hi;
-    constexpr unsigned CI       = tune.count_bytes < 2 * sizeof(U) ? 1u : tune.count_bytes / sizeof(U);
-    for (; base < hi; base += static_cast<long long>(B) * CI) {
-      U kb[CI];
+    for (; base < hi; base += static_cast<long long>(B) * I) {
+      U kb[I];
 #pragma unroll
-      for (unsigned j = 0; j < CI; ++j) {  // every load in flight before the first count
+      for (unsigned j = 0; j < I; ++j) {  // every load in flight before the first count
         if (base + j * B + threadIdx.x < hi) kb[j] = static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x));
       }
 #pragma unroll
-      for (unsigned j = 0; j < CI; ++j) {
+      for (unsigned j = 0; j < I; ++j) {
         if (base + j * B + threadIdx.x < hi) count_key(kb[j]);
       }
     }

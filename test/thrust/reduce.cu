@@ -2,7 +2,7 @@
 // iterators, device_ptr, raw device pointers and fancy iterators, standard operators in their
 // <void> and typed spellings and user operators, a widening accumulator, under par, par_nosync,
 // par.on(stream), par(alloc) and par_nosync(alloc).on(stream). Integer-valued inputs, so floating
-// point compares exactly.
+// point compares exactly. A value larger than the page-locked result slot (pageable copy back).
 #include <thrust/reduce.h>
 
 #include <cuda/functional>
@@ -30,6 +30,26 @@ struct s12_values {
   __host__ __device__ tw_test::s12 operator()(std::int64_t i) const {
     auto const r = tw_test::mix64(std::uint64_t(i));
     return {int(r), int(r >> 32), int(r >> 16)};
+  }
+};
+
+/// 72 bytes: more than the page-locked slot a result comes back through.
+struct s72 {
+  std::int32_t v[18];
+  friend bool operator==(s72 const&, s72 const&) = default;
+};
+struct s72_plus {
+  __host__ __device__ s72 operator()(s72 const& x, s72 const& y) const {
+    s72 r;
+    for (int k = 0; k < 18; ++k) r.v[k] = int(unsigned(x.v[k]) + unsigned(y.v[k]));
+    return r;
+  }
+};
+struct s72_values {
+  __host__ __device__ s72 operator()(std::int64_t i) const {
+    s72 r;
+    for (int k = 0; k < 18; ++k) r.v[k] = int(tw_test::mix64(std::uint64_t(i) * 18 + k));
+    return r;
   }
 };
 
@@ -81,5 +101,19 @@ TEST_CASE("tilewise::reduce: 12-byte struct values under a user operator, and th
     each_policy(stream.get(), n > 0, [&](auto const& p) {
       CHECK(tilewise::reduce(p, v.begin(), v.end(), init, tw_test::s12_plus{}) == expected);
     });
+  }
+}
+
+TEST_CASE("tilewise::reduce: a value larger than the page-locked result slot comes back through pageable memory") {
+  static_assert(sizeof(s72) > tilewise::detail::pinned_slot::bytes);
+  test_stream stream;
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(1000), std::int64_t(1) << 16}) {
+    CAPTURE(n);
+    thrust::device_vector<s72> const v = materialize<s72>(n, s72_values{});
+    s72 const init                     = s72_values{}(-1);
+    s72 const expected = thrust::reduce(thrust::cuda::par, v.begin(), v.end(), init, s72_plus{});
+    CHECK(tilewise::reduce(thrust::cuda::par.on(stream.get()), v.begin(), v.end(), init, s72_plus{}) == expected);
+    CHECK(tilewise::reduce(thrust::cuda::par_nosync.on(stream.get()), v.begin(), v.end(), init, s72_plus{}) ==
+          expected);
   }
 }

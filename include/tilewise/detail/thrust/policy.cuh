@@ -88,15 +88,4 @@ void finish(Derived& policy, char const* call) {
   }
 }
 
-/// Copies one T from device memory to the host and waits for it (always, also under par_nosync:
-/// the value must reach the host).
-template <class T>
-T fetch_value(T const* device_value, cudaStream_t stream, char const* call) {
-  static_assert(std::is_trivially_copyable_v<T>, "the result type must be trivially copyable");
-  T value;
-  throw_on_error(cudaMemcpyAsync(&value, device_value, sizeof(T), cudaMemcpyDeviceToHost, stream), call);
-  throw_on_error(cudaStreamSynchronize(stream), call);
-  return value;
-}
-
 }  // namespace tilewise::detail

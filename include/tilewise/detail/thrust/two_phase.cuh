@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 
 #include <tilewise/detail/device/temp_storage.cuh>
 #include <tilewise/detail/thrust/policy.cuh>
@@ -42,7 +44,25 @@ R run_two_phase_result(Derived& policy, Run run, char const* call) {
   scratch<Derived> mem(policy, layout.bytes(), call);
   R* const result = temp_layout::at<R>(mem.get(), result_at);
   throw_on_error(run(temp_layout::at<unsigned char>(mem.get(), temp_at), temp_size, result, s), call);
-  return fetch_value(result, s, call);
+  static_assert(std::is_trivially_copyable_v<R>, "the result type must be trivially copyable");
+  R value;
+  void* host = nullptr;
+  if constexpr (sizeof(R) <= pinned_slot::bytes) {
+    host = pinned_slot::get();
+  }
+  // into page-locked memory the copy is queued like the kernels; into pageable memory it waits
+  throw_on_error(cudaMemcpyAsync(host != nullptr ? host : &value, result, sizeof(R), cudaMemcpyDeviceToHost, s),
+                 call);
+  if constexpr (!has_allocator_v<Derived>) {
+    mem.release();  // freed in stream order after the copy
+  }
+  throw_on_error(cudaStreamSynchronize(s), call);
+  if constexpr (sizeof(R) <= pinned_slot::bytes) {
+    if (host != nullptr) {
+      std::memcpy(&value, host, sizeof(R));
+    }
+  }
+  return value;
 }
 
 }  // namespace tilewise::detail

@@ -1,10 +1,11 @@
 // thrust_bench: each Thrust-style call (tilewise::reduce, inclusive_scan, exclusive_scan, copy_if,
 // histogram_even, group_by under thrust::cuda::par.on(stream)) against its thrust:: counterpart
 // and against the device-wide call it wraps (tilewise::device::*, caller-owned temp, then the
-// stream synchronized and, where the host needs it, the value or count copied back: what the
-// Thrust-style call must do too), int32 and float, n = 2^16, 2^20, 2^24, 2^28, same inputs, one
-// process. Thrust has no histogram or group-by: its counterparts are the Thrust idioms (a sorted
-// bins, sorted + upper_bound + adjacent_difference; copies + sort_by_key + reduce_by_key).
+// stream synchronized and, where the host needs it, the value or count copied back into
+// page-locked memory: what the Thrust-style call must do too), int32 and float, n = 2^16, 2^20,
+// 2^24, 2^28, same inputs, one process. Thrust has no histogram or group-by: its counterparts are
+// the Thrust idioms (a sorted bins, sorted + upper_bound + adjacent_difference; copies +
+// sort_by_key + reduce_by_key).
 //
 // Each time is the median host wall-clock time of one complete call (warm-up first, the three
 // implementations interleaved, each timed call right after an untimed one of its own); inputs
@@ -100,8 +101,17 @@ T* device_alloc(std::size_t count) {
   return p;
 }
 
+/// A call's observable result, to check that the three implementations agree: reduce's value,
+/// the output count (copy_if, group_by), 0 otherwise.
+template <class T>
+struct result {
+  T value{};
+  std::int64_t count = 0;
+};
+
 /// The buffers of one call: input values (and group_by's keys), outputs, scratch for Thrust's
-/// idioms (copies it sorts), a count / value slot.
+/// idioms (copies it sorts), a count / value slot, and page-locked host memory the device call's
+/// value or count is copied into (as the Thrust-style calls copy theirs).
 template <class T>
 struct buffers {
   T* in                   = nullptr;
@@ -110,6 +120,7 @@ struct buffers {
   std::int32_t* keys_out  = nullptr;
   std::int32_t* hist      = nullptr;
   std::int64_t* count     = nullptr;
+  result<T>* host         = nullptr;
 };
 
 /// `sets` input sets (together at least twice the L2 size), one set of outputs.
@@ -137,6 +148,7 @@ struct rotation {
     b.out   = device_alloc<T>(std::size_t(n));
     b.count = device_alloc<std::int64_t>(1);
     b.hist  = device_alloc<std::int32_t>(bins);
+    TW_BENCH_CUDA(cudaMallocHost(&b.host, sizeof(result<T>)));
     if (keyed) b.keys_out = device_alloc<std::int32_t>(std::size_t(n));
     if (keyed || a == algo::histogram_even) sort_keys = device_alloc<std::int32_t>(std::size_t(n));
     if (keyed) sort_values = device_alloc<T>(std::size_t(n));
@@ -151,6 +163,7 @@ struct rotation {
     cudaFree(b.keys_out);
     cudaFree(sort_keys);
     cudaFree(sort_values);
+    cudaFreeHost(b.host);
   }
   buffers<T> advance() {
     next = (next + 1) % in.size();
@@ -184,14 +197,6 @@ constexpr T hist_upper() {
   return std::is_floating_point_v<T> ? T(1) : T(1024);
 }
 
-/// A call's observable result, to check that the three implementations agree: reduce's value,
-/// the output count (copy_if, group_by), 0 otherwise.
-template <class T>
-struct result {
-  T value{};
-  std::int64_t count = 0;
-};
-
 /// One complete call of `which`: on return its result is complete and, where the host needs it,
 /// on the host.
 template <class T>
@@ -210,7 +215,7 @@ result<T> call(impl which, algo a, rotation<T>& r, buffers<T> const& b, long lon
       if (which == impl::tilewise) res.value = tilewise::reduce(pol, in, in + n, T(0), plus);
       if (which == impl::device) {
         TW_BENCH_CUDA(tilewise::device::reduce(temp, tb, cin, b.out, n, plus, T(0), s));
-        TW_BENCH_CUDA(cudaMemcpyAsync(&res.value, b.out, sizeof(T), cudaMemcpyDeviceToHost, s));
+        TW_BENCH_CUDA(cudaMemcpyAsync(&b.host->value, b.out, sizeof(T), cudaMemcpyDeviceToHost, s));
       }
       break;
     case algo::inclusive_scan:
@@ -230,7 +235,7 @@ result<T> call(impl which, algo a, rotation<T>& r, buffers<T> const& b, long lon
       if (which == impl::tilewise) res.count = tilewise::copy_if(pol, in, in + n, out, positive{}) - out;
       if (which == impl::device) {
         TW_BENCH_CUDA(tilewise::device::copy_if(temp, tb, cin, b.out, b.count, n, positive{}, s));
-        TW_BENCH_CUDA(cudaMemcpyAsync(&res.count, b.count, sizeof(std::int64_t), cudaMemcpyDeviceToHost, s));
+        TW_BENCH_CUDA(cudaMemcpyAsync(&b.host->count, b.count, sizeof(std::int64_t), cudaMemcpyDeviceToHost, s));
       }
       break;
     case algo::histogram_even: {
@@ -266,12 +271,16 @@ result<T> call(impl which, algo a, rotation<T>& r, buffers<T> const& b, long lon
       if (which == impl::device) {
         TW_BENCH_CUDA(tilewise::device::group_by(temp, tb, static_cast<std::int32_t const*>(b.keys),
                                                  cin, b.keys_out, b.out, b.count, n, plus, s));
-        TW_BENCH_CUDA(cudaMemcpyAsync(&res.count, b.count, sizeof(std::int64_t), cudaMemcpyDeviceToHost, s));
+        TW_BENCH_CUDA(cudaMemcpyAsync(&b.host->count, b.count, sizeof(std::int64_t), cudaMemcpyDeviceToHost, s));
       }
       break;
     }
   }
-  if (which == impl::device) TW_BENCH_CUDA(cudaStreamSynchronize(s));
+  if (which == impl::device) {
+    TW_BENCH_CUDA(cudaStreamSynchronize(s));
+    if (a == algo::reduce) res.value = b.host->value;
+    if (a == algo::copy_if || a == algo::group_by) res.count = b.host->count;
+  }
   return res;
 }
 

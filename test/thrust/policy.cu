@@ -2,8 +2,8 @@
 // par_nosync does not (not even to allocate), reduce waits for its value under every policy;
 // par(alloc) takes all scratch from the allocator and returns it, a caching allocator makes
 // repeated calls allocation-free, an allocator that throws std::bad_alloc makes the call throw it
-// with nothing leaked; invalid arguments throw std::invalid_argument naming the argument, CUDA
-// errors thrust::system_error.
+// with nothing leaked; calls that wait keep their thread's scratch for its next call; invalid
+// arguments throw std::invalid_argument naming the argument, CUDA errors thrust::system_error.
 #include <thrust/copy.h>
 #include <thrust/iterator/discard_iterator.h>
 #include <thrust/reduce.h>
@@ -13,6 +13,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <tilewise/thrust.cuh>
 
@@ -92,7 +93,8 @@ TEST_CASE("par_nosync: the scans return with their kernels still queued (no sync
   {  // warm the cache and the scratch pool (created on first use): then calls of this size allocate nothing
     auto a = filled(n, 0);
     tilewise::inclusive_scan(thrust::cuda::par(cache).on(s), v.begin(), v.end(), a.begin());
-    tilewise::inclusive_scan(thrust::cuda::par.on(s), v.begin(), v.end(), a.begin());
+    tilewise::inclusive_scan(thrust::cuda::par_nosync.on(s), v.begin(), v.end(), a.begin());
+    TW_CUDA_CHECK(cudaStreamSynchronize(s));
   }
   int const mallocs = cache.mallocs;
   hold h;
@@ -149,6 +151,56 @@ TEST_CASE("par: finished on return; reduce waits for its value under par_nosync 
     CHECK(cudaStreamQuery(s) == cudaSuccess);
     CHECK(r == sum);
   }
+}
+
+TEST_CASE("calls that wait keep their thread's scratch: reused on any stream, grown in turn, freed with the thread") {
+  test_stream one, two;
+  std::int64_t const small = std::min<std::int64_t>(1000, 1ll << tw_test::max_log2());
+  std::int64_t const large = std::min<std::int64_t>((1ll << 24) + 5, 1ll << tw_test::max_log2());
+  auto const v             = materialize<int>(large, small_values<int>{4});
+  auto inc                 = filled(large, 0);
+  thrust::inclusive_scan(thrust::cuda::par, v.begin(), v.end(), inc.begin());
+  int const sum_small = thrust::reduce(thrust::cuda::par, v.begin(), v.begin() + small);
+  int const sum_large = thrust::reduce(thrust::cuda::par, v.begin(), v.end());
+
+  CHECK(tilewise::reduce(thrust::cuda::par.on(one.get()), v.begin(), v.begin() + small) == sum_small);
+  std::uint64_t const kept = scratch_kept();
+  std::uint64_t const used = scratch_pool_in_use();
+  CHECK(kept > 0);
+  CHECK(used >= kept);  // taken from the pool
+  CHECK(tilewise::reduce(thrust::cuda::par.on(two.get()), v.begin(), v.begin() + small) == sum_small);
+  CHECK(scratch_kept() == kept);         // the same scratch on the other stream ...
+  CHECK(scratch_pool_in_use() == used);  // ... and nothing else taken or left in use
+  for (int rep = 0; rep < 4; ++rep) {    // alternating streams and sizes, results exact
+    CAPTURE(rep);
+    auto a = filled(large, -1);
+    CHECK(tilewise::reduce(thrust::cuda::par_nosync.on(two.get()), v.begin(), v.end()) == sum_large);
+    tilewise::inclusive_scan(thrust::cuda::par.on(rep % 2 ? one.get() : two.get()), v.begin(), v.end(), a.begin());
+    CHECK(differences(a, inc) == 0);
+    CHECK(tilewise::reduce(thrust::cuda::par.on(one.get()), v.begin(), v.begin() + small) == sum_small);
+  }
+  std::uint64_t const grown = scratch_kept();
+  std::uint64_t const after = scratch_pool_in_use();
+  CHECK(grown >= kept);
+  CHECK(after - used == grown - kept);  // what grew is the kept scratch alone
+
+  int device = 0;  // another thread keeps its own, and frees it when it ends
+  TW_CUDA_CHECK(cudaGetDevice(&device));
+  cudaError_t in_thread_status = cudaErrorUnknown;
+  std::size_t in_thread        = 0;
+  int in_thread_sum            = 0;
+  std::thread t([&] {  // no doctest assertions off the main thread: results are checked after join
+    in_thread_status = cudaSetDevice(device);
+    if (in_thread_status != cudaSuccess) return;
+    in_thread_sum = tilewise::reduce(thrust::cuda::par.on(two.get()), v.begin(), v.end());
+    in_thread     = tilewise::detail::thread_kept::scratch_held(device);
+  });
+  t.join();
+  CHECK(in_thread_status == cudaSuccess);
+  CHECK(in_thread_sum == sum_large);
+  CHECK(in_thread > 0);
+  CHECK(scratch_kept() == grown);
+  CHECK(scratch_pool_in_use() == after);
 }
 
 TEST_CASE("par(alloc): a caching allocator makes repeated calls allocation-free, and gets everything back") {

@@ -105,7 +105,7 @@ TEST_CASE("tilewise::reduce: 12-byte struct values under a user operator, and th
 }
 
 TEST_CASE("tilewise::reduce: a value larger than the page-locked result slot comes back through pageable memory") {
-  static_assert(sizeof(s72) > tilewise::detail::pinned_slot::bytes);
+  static_assert(sizeof(s72) > tilewise::detail::thread_kept::pinned_bytes);
   test_stream stream;
   for (std::int64_t n : {std::int64_t(1), std::int64_t(1000), std::int64_t(1) << 16}) {
     CAPTURE(n);

@@ -150,8 +150,8 @@ struct throwing_allocator {
 };
 
 /// Bytes in use in the pool the Thrust-style calls take scratch from when the policy has no
-/// allocator (0 once every call's cudaFreeAsync has run).
-inline std::uint64_t scratch_pool_used() {
+/// allocator, all threads together.
+inline std::uint64_t scratch_pool_in_use() {
   int dev = 0;
   TW_CUDA_CHECK(cudaGetDevice(&dev));
   cudaMemPool_t pool = nullptr;
@@ -161,6 +161,17 @@ inline std::uint64_t scratch_pool_used() {
   TW_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
   return used;
 }
+
+/// Bytes of scratch the calling thread keeps between its calls on the current device.
+inline std::uint64_t scratch_kept() {
+  int dev = 0;
+  TW_CUDA_CHECK(cudaGetDevice(&dev));
+  return tilewise::detail::thread_kept::scratch_held(dev);
+}
+
+/// Bytes in use in that pool besides the scratch the calling thread keeps (0 once every call's
+/// cudaFreeAsync has run, with no other thread holding any).
+inline std::uint64_t scratch_pool_used() { return scratch_pool_in_use() - scratch_kept(); }
 
 /// Runs f(policy) under par, par_nosync, par.on(s), par(alloc) and par_nosync(alloc).on(s),
 /// synchronizing the device after each, and checks that the allocator forms take their scratch

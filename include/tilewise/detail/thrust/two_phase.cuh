@@ -23,12 +23,14 @@ void run_two_phase(Derived& policy, Run run, char const* call) {
   cudaStream_t const s  = policy_stream(policy);
   std::size_t temp_size = 0;
   throw_on_error(run(nullptr, temp_size, s), call);
-  scratch<Derived> mem(policy, temp_size, call);
+  bool const waits = policy_blocks(policy);
+  scratch<Derived> mem(policy, temp_size, waits, call);
   throw_on_error(run(mem.get(), temp_size, s), call);
   if constexpr (!has_allocator_v<Derived>) {
     mem.release();  // freed in stream order while the kernels run (a user allocator's on return, as Thrust's)
   }
   finish(policy, call);
+  mem.waited();
 }
 
 /// `run(temp, temp_bytes, R* result, stream)` is a device call that writes one R to `*result`
@@ -41,14 +43,14 @@ R run_two_phase_result(Derived& policy, Run run, char const* call) {
   temp_layout layout;
   std::size_t const result_at = layout.add(sizeof(R));
   std::size_t const temp_at   = layout.add(temp_size);
-  scratch<Derived> mem(policy, layout.bytes(), call);
+  scratch<Derived> mem(policy, layout.bytes(), true, call);
   R* const result = temp_layout::at<R>(mem.get(), result_at);
   throw_on_error(run(temp_layout::at<unsigned char>(mem.get(), temp_at), temp_size, result, s), call);
   static_assert(std::is_trivially_copyable_v<R>, "the result type must be trivially copyable");
   R value;
   void* host = nullptr;
-  if constexpr (sizeof(R) <= pinned_slot::bytes) {
-    host = pinned_slot::get();
+  if constexpr (sizeof(R) <= thread_kept::pinned_bytes) {
+    host = thread_kept::pinned();
   }
   // into page-locked memory the copy is queued like the kernels; into pageable memory it waits
   throw_on_error(cudaMemcpyAsync(host != nullptr ? host : &value, result, sizeof(R), cudaMemcpyDeviceToHost, s),
@@ -57,7 +59,8 @@ R run_two_phase_result(Derived& policy, Run run, char const* call) {
     mem.release();  // freed in stream order after the copy
   }
   throw_on_error(cudaStreamSynchronize(s), call);
-  if constexpr (sizeof(R) <= pinned_slot::bytes) {
+  mem.waited();
+  if constexpr (sizeof(R) <= thread_kept::pinned_bytes) {
     if (host != nullptr) {
       std::memcpy(&value, host, sizeof(R));
     }

@@ -28,7 +28,8 @@ namespace tilewise_bench {
 
 /// A group_by tuning table with some values changed (at namespace scope: kernels take it).
 template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned BucketSlots, unsigned BucketKB,
-          unsigned BucketMinBlocks, unsigned ScatterItems = tilewise::detail::group_by_tuned::value.scatter_items>
+          unsigned BucketMinBlocks, unsigned ScatterItems = tilewise::detail::group_by_tuned::value.scatter_items,
+          unsigned ProbeReads = tilewise::detail::group_by_tuned::value.probe_reads>
 struct group_by_variant {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
@@ -39,6 +40,7 @@ struct group_by_variant {
     t.bucket_table_bytes  = BucketKB << 10;
     t.bucket_min_blocks   = BucketMinBlocks;
     t.scatter_items       = ScatterItems;
+    t.probe_reads         = ProbeReads;
     return t;
   }();
 };
@@ -411,7 +413,8 @@ void run_group_by(device_env& env) {
   std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, bypass 60 %, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 8 pairs per thread)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
-                                       "partition tiles of 4 pairs per thread"};
+                                       "partition tiles of 4 pairs per thread",
+                                       "probes read a slot's key, CAS only a free slot"};
   using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
   using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
   using v_byp30  = group_by_variant<4, 0, 30, 8192, 100, 2>;
@@ -419,10 +422,11 @@ void run_group_by(device_env& env) {
   using v_small  = group_by_variant<4, 0, 60, 4096, 50, 3>;
   using v_large  = group_by_variant<4, 0, 60, 16384, 200, 1>;
   using v_s4     = group_by_variant<4, 0, 60, 8192, 100, 2, 4>;
+  using v_read   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, 1>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform}, {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4>(
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read>(
       env, n, d, f, names);
   }
 

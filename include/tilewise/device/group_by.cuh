@@ -244,7 +244,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
     for (; !bypass && base < hi; base += static_cast<long long>(B) * I) {
       auto const insert = [&](U kb, T const& r) {
         ++tries;
-        bool const in = table.add(kb, r, op, mix_bits(kb), tune.table_probes);
+        bool const in = table.add(kb, r, op, mix_bits(kb), tune.table_probes, tune.probe_reads != 0);
         misses += in ? 0u : 1u;
         return in;
       };
@@ -402,7 +402,9 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
         kb = sk[i];
         v  = sv[i];
       };
-      auto const insert = [&](U kb, T const& r) { return table.add(kb, r, op, mix_bits(kb), tune.bucket_probes); };
+      auto const insert = [&](U kb, T const& r) {
+        return table.add(kb, r, op, mix_bits(kb), tune.bucket_probes, tune.probe_reads != 0);
+      };
       for (long long base = a; base < z; base += static_cast<long long>(B) * I) {
         constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
         group_by_round<B, I, peer_min, U, T>(base, z, load, op, insert, &deferred, ak, av, a, [](U) {});

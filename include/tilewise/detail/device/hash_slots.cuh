@@ -105,6 +105,23 @@ TILEWISE_DEVICE void shared_words_store(value_words<T>* c, T const& v) {
 #pragma unroll
   for (unsigned i = 0; i < value_words<T>::count; ++i) atomicExch(c->w + i, w[i]);
 }
+/// A relaxed, block-scope atomic load of a 4- or 8-byte word in shared memory. (cuda::atomic_ref
+/// emits a generic-address load; this one stays in the shared window, as a plain access would.)
+template <class U>
+TILEWISE_DEVICE U shared_load_relaxed(U const* p) {
+  static_assert(sizeof(U) == 4 || sizeof(U) == 8, "shared_load_relaxed: 4- or 8-byte words");
+  auto const at = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  if constexpr (sizeof(U) == 4) {
+    unsigned v;
+    asm volatile("ld.relaxed.cta.shared.b32 %0, [%1];" : "=r"(v) : "r"(at));
+    return static_cast<U>(v);
+  } else {
+    unsigned long long v;
+    asm volatile("ld.relaxed.cta.shared.b64 %0, [%1];" : "=l"(v) : "r"(at));
+    return static_cast<U>(v);
+  }
+}
+
 // ---- a block's table in shared memory -----------------------------------------------------------
 
 /// Open addressing with linear probing in shared memory, cleared by the block: room for
@@ -158,7 +175,11 @@ struct block_slots {
   /// Adds v to key kb's slot. False when kb is not in the table and none of the `probes` slots
   /// from its home was free (the caller takes the pair elsewhere; the key can then never enter
   /// this table, as slots are never freed: a key's pairs are either all here or all elsewhere).
-  TILEWISE_DEVICE bool add(U kb, T const& v, Op op, unsigned long long hash, unsigned probes) const {
+  /// `read_first`: a probe reads the slot's key (a relaxed atomic load: many lanes of a warp read
+  /// one hot slot at once, where their CASes would queue) and CASes only a free slot; a slot's
+  /// key, once set, never changes, so a key read is a key found or a slot to pass.
+  TILEWISE_DEVICE bool add(U kb, T const& v, Op op, unsigned long long hash, unsigned probes,
+                           bool read_first = false) const {
     if (kb == free_key<U>) {
       combine(Capacity, v, op);
       if constexpr (atomic) atomicOr(words_, 1u);
@@ -167,7 +188,8 @@ struct block_slots {
     unsigned const mask = slots - 1;
     unsigned i          = static_cast<unsigned>(hash) & mask;
     for (unsigned p = 0; p < probes; ++p) {
-      U const old = atomicCAS(keys + i, free_key<U>, kb);
+      U old = read_first ? shared_load_relaxed(keys + i) : free_key<U>;
+      if (old == free_key<U>) old = atomicCAS(keys + i, free_key<U>, kb);
       if (old == free_key<U> || old == kb) {
         combine(i, v, op);
         return true;

@@ -33,10 +33,12 @@ struct below {
 };
 
 /// A copy_if tuning table with some values changed (at namespace scope: kernels take it).
-template <unsigned TileBytes, unsigned MinBlocks, bool WarpCompact, unsigned FlaggedTileBytes = 40960>
+template <unsigned TileBytes, unsigned MinBlocks, bool WarpCompact, unsigned FlaggedTileBytes = 40960,
+          unsigned Block = tilewise::detail::copy_if_tuned::value.block>
 struct copy_if_variant {
   static constexpr tilewise::detail::copy_if_tuning value = [] {
     auto t               = tilewise::detail::copy_if_tuned::value;
+    t.block              = Block;
     t.tile_bytes         = TileBytes;
     t.min_blocks         = MinBlocks;
     t.warp_compact       = WarpCompact;
@@ -416,12 +418,14 @@ void run_copy_if(device_env& env) {
   using tilewise::detail::copy_if_tuned;
   for (int lg : {24, 28}) {
     long long const n = 1ll << lg;
+    // 512 threads: the same 32 KB tiles with half the items (and ballots, stores) per thread
     tune<std::int32_t, copy_if_tuned, copy_if_variant<32768, 6, true>, copy_if_variant<16384, 6, false>,
-         copy_if_variant<32768, 5, false>>(env, v_copy_if, 50, n);
+         copy_if_variant<32768, 5, false>, copy_if_variant<32768, 3, false, 40960, 512>>(env, v_copy_if, 50, n);
     tune<double, copy_if_tuned, copy_if_variant<32768, 6, true>, copy_if_variant<32768, 5, false>>(env, v_copy_if, 50,
                                                                                                   n);
     tune<std::int32_t, copy_if_tuned, copy_if_variant<32768, 6, false, 36864>>(env, v_flagged, 50, n);
-    tune<std::int32_t, copy_if_tuned, copy_if_variant<32768, 6, true>>(env, v_unordered, 50, n);
+    tune<std::int32_t, copy_if_tuned, copy_if_variant<32768, 6, true>, copy_if_variant<32768, 3, false, 40960, 512>>(
+      env, v_unordered, 50, n);
   }
 
   if (env.opt.csv) {

@@ -120,6 +120,19 @@ struct hist_narrow_shape {
   }();
 };
 
+/// The table with the table strategy's kernel changed: probes that read first (1) or not, slots,
+/// threads (one block per SM).
+template <unsigned ProbeReads, unsigned Slots, unsigned B>
+struct hist_table_shape {
+  static constexpr tilewise::detail::histogram_even_tuning value = [] {
+    auto t              = tilewise::detail::histogram_even_tuned::value;
+    t.table_probe_reads = ProbeReads;
+    t.table_slots       = Slots;
+    t.table_block       = B;
+    return t;
+  }();
+};
+
 namespace {
 
 using tilewise::detail::histogram_plan;
@@ -147,6 +160,7 @@ std::string plan_name(histogram_plan const& p) {
     case histogram_strategy::cluster:
       return "cluster " + std::to_string(p.cluster) + (p.passes > 1 ? ", " + std::to_string(p.passes) + " passes" : "");
     case histogram_strategy::global: return "global";
+    case histogram_strategy::table: return "table";
     default: return "?";
   }
 }
@@ -434,21 +448,36 @@ shape_list<T> narrow_shapes() {
           {"16-bit 768 x 4 x 1", &ours_call<T, hist_narrow_shape<768, 4>>}};
 }
 
-/// Kernel shapes on one row (the default plan for each; the table's first), each checked once
-/// against CUB: what a change of block, vectors or register cap would give.
+/// The table strategy's kernel as the table has it and with other probes, slots and threads.
 template <class T>
-void shape_row(device_env& env, long long n, int bins, dist d, shape_list<T> const& shapes) {
+shape_list<T> table_shapes() {
+  auto const& table = tilewise::detail::histogram_even_tuned::value;
+  return {{"table " + std::to_string(table.table_block) + " x " + std::to_string(table.table_slots) + " slots, " +
+             (table.table_probe_reads ? "read" : "CAS") + " probes (default)",
+           &ours_call<T>},
+          {"table 1024 x 16384 slots, read probes", &ours_call<T, hist_table_shape<1, 16384, 1024>>},
+          {"table 512 x 8192 slots, read probes", &ours_call<T, hist_table_shape<1, 8192, 512>>}};
+}
+
+/// Kernel shapes on one row (each with the default plan, or the plan `request` asks for; the
+/// table's first), each checked once against CUB: what a change of block, vectors or register
+/// cap would give.
+template <class T>
+void shape_row(device_env& env, long long n, int bins, dist d, shape_list<T> const& shapes,
+               histogram_plan const* request = nullptr) {
   reference_row<T> const ref(n, bins, d);
   hist_input<T> const& in = ref.in;
   unsigned* const ho      = ref.ours;
   unsigned const* hc      = ref.cub;
-  for (auto const& [name, call] : shapes) {
-    TW_BENCH_CUDA(call(env, in.samples, ho, bins, n, nullptr));
-    agree(ho, hc, bins, "shape " + name + " " + sample_name<T>() + " " + std::to_string(bins));
+  auto const call         = [&](std::size_t k) {
+    histogram_plan p = request ? *request : histogram_plan{};
+    return shapes[k].second(env, in.samples, ho, bins, n, request ? &p : nullptr);
+  };
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    TW_BENCH_CUDA(call(k));
+    agree(ho, hc, bins, "shape " + shapes[k].first + " " + sample_name<T>() + " " + std::to_string(bins));
   }
-  auto const us = timer_for(env, bins).interleaved(shapes.size(), [&](std::size_t k) {
-    TW_BENCH_CUDA(shapes[k].second(env, in.samples, ho, bins, n, nullptr));
-  });
+  auto const us = timer_for(env, bins).interleaved(shapes.size(), [&](std::size_t k) { TW_BENCH_CUDA(call(k)); });
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     std::printf("| %s | %d | %s | %s |", sample_name<T>(), bins, dist_name(d), shapes[k].first.c_str());
     print_time(us[k]);
@@ -511,18 +540,22 @@ void run_histogram_even(device_env& env) {
     tune_row<std::int32_t>(env, n, 65536, d,
                            {req(histogram_strategy::shared, 0, 0, 3, 32), req(histogram_strategy::shared, 0, 0, 2, 32),
                             req(histogram_strategy::shared, 0, 0, 2, 16), req(histogram_strategy::cluster, 0, 2),
-                            req(histogram_strategy::global)});
+                            req(histogram_strategy::global), req(histogram_strategy::table)});
   }
   // 87K to 463K bins took a cluster's bins in one pass before 16-bit shared counters
   for (dist d : {dist::uniform, dist::zipf}) {
     tune_row<std::int32_t>(env, n, 1 << 18, d,
                            {req(histogram_strategy::cluster), req(histogram_strategy::cluster, 0, 4),
-                            req(histogram_strategy::global)});
+                            req(histogram_strategy::global), req(histogram_strategy::table)});
   }
   for (dist d : {dist::uniform, dist::zipf}) {
     tune_row<std::int32_t>(env, n, 1 << 20, d,
                            {req(histogram_strategy::cluster, 0, 16, 3), req(histogram_strategy::global),
-                            req(histogram_strategy::cluster, 0, 4), req(histogram_strategy::cluster, 0, 8)});
+                            req(histogram_strategy::cluster, 0, 4), req(histogram_strategy::cluster, 0, 8),
+                            req(histogram_strategy::table)});
+  }
+  for (dist d : {dist::uniform, dist::zipf}) {
+    tune_row<std::int32_t>(env, n, 1 << 24, d, {req(histogram_strategy::table)});
   }
 
   std::printf("\nKernel shapes (threads x 16-byte vectors per thread x blocks per SM of the register cap; the "
@@ -532,6 +565,12 @@ void run_histogram_even(device_env& env) {
   shape_row<std::int32_t>(env, n, 256, dist::uniform, wide_shapes<std::int32_t>());
   shape_row<std::int32_t>(env, n, 4096, dist::uniform, wide_shapes<std::int32_t>());
   shape_row<std::int32_t>(env, n, 65536, dist::uniform, narrow_shapes<std::int32_t>());
+  histogram_plan const table_plan = req(histogram_strategy::table);
+  for (int bins : {65536, 1 << 20}) {
+    for (dist d : {dist::uniform, dist::zipf}) {
+      shape_row<std::int32_t>(env, n, bins, d, table_shapes<std::int32_t>(), &table_plan);
+    }
+  }
 
   // Goals: uint8 256 uniform >= 1.3x; int32 4096 >= 10x (uniform and Zipf); 65536 >= 15x;
   // 2^20 >= 3x; every row >= 1.0x. A goal above the row's cub/floor is out of the floor's reach.

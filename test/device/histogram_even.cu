@@ -2,8 +2,9 @@
 // counter: num_bins 1, 2, 255, 256, 257, 4096, 65536, 2^20, 2^24; uint8, int32, float and double
 // samples; uniform, single-bin and Zipf data with samples below, above, NaN and infinite; every
 // size of the size list, input offset by one element; every strategy (shared copies, 16-bit
-// shared counters, cluster sizes, several passes, global bins) forced on the same input; 16-bit
-// counters carrying; the automatic plans; two streams.
+// shared counters, cluster sizes, several passes, global bins, a hash table of bins per block)
+// forced on the same input; the table strategy at 2^20 bins; 16-bit counters carrying; the
+// automatic plans; two streams.
 // histogram_even_more.cu: edges, counters, iterators, > 2^31 samples, graph capture, bad arguments.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -89,6 +90,26 @@ TEST_CASE("histogram_even: every size up to 2^20, input offset by one: double, 2
   }
 }
 
+TEST_CASE_TEMPLATE("histogram_even: the table strategy at 2^20 bins: skewed, uniform (blocks vote to stop using "
+                   "their tables) and one bin, 32- and 64-bit counters, vs CUB",
+                   T, std::int32_t, float) {
+  int const bins    = 1 << 20;
+  long long const n = std::min(1ll << max_log2(), 1ll << 24) + 3;  // 2^24: every block votes several times
+  levels<T> const l(bins);
+  device_buffer<T> in{std::size_t(n)};
+  for (histogram_data d : all_histogram_data) {
+    CAPTURE(int(d));
+    gen_samples(in.get(), n, spec_for<T>(d, bins, 11 * n + int(d)));
+    histogram_plan p;
+    p.strategy = histogram_strategy::table;
+    CHECK(same_as_cub<T const*, int>(in.get(), bins, l.lo, l.hi, n, &p));
+    CHECK(p.strategy == histogram_strategy::table);
+    p = {};
+    p.strategy = histogram_strategy::table;
+    CHECK(same_as_cub<T const*, unsigned long long>(in.get(), bins, l.lo, l.hi, n, &p));
+  }
+}
+
 TEST_CASE_TEMPLATE("histogram_even: every strategy forced on the same input, vs CUB", T, std::int32_t, float) {
   struct forced {
     histogram_strategy s;
@@ -103,7 +124,7 @@ TEST_CASE_TEMPLATE("histogram_even: every strategy forced on the same input, vs 
                          {histogram_strategy::cluster, 0, 4, 1},     {histogram_strategy::cluster, 0, 8, 1},
                          {histogram_strategy::cluster, 0, 3, 3},     {histogram_strategy::cluster, 0, 8, 5},
                          {histogram_strategy::cluster, 0, 0, 0},     {histogram_strategy::global, 0, 0, 0},
-                         {histogram_strategy::automatic, 0, 0, 0}};
+                         {histogram_strategy::table, 0, 0, 0},       {histogram_strategy::automatic, 0, 0, 0}};
   long long const big = std::min(1ll << max_log2(), (1ll << 20)) + 7;
   for (int bins : {257, 4096, 65536}) {
     levels<T> const l(bins);

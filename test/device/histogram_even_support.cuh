@@ -42,6 +42,7 @@ inline char const* strategy_name(histogram_strategy s) {
     case histogram_strategy::shared: return "shared";
     case histogram_strategy::cluster: return "cluster";
     case histogram_strategy::global: return "global";
+    case histogram_strategy::table: return "table";
     default: return "automatic";
   }
 }

@@ -210,6 +210,14 @@ struct histogram_even_tuning {
   unsigned max_shared_passes;  ///< most passes over the input with one block's 16-bit bins (one range each) ...
   unsigned max_cluster;        ///< ... then the largest thread-block cluster tried for distributed bins ...
   unsigned max_passes;         ///< ... in at most this many passes (one cluster-wide bin range each)
+  unsigned table_block;        ///< the table strategy (a hash table of bins per block, misses to the
+                               ///< output): one block of this many threads per SM ...
+  unsigned table_vectors;      ///< ... 16-byte loads in flight per thread ...
+  unsigned table_slots;        ///< ... a table of this many slots (a power of two) ...
+  unsigned table_probes;       ///< ... tried from a bin's home before the sample goes to the output ...
+  unsigned table_probe_reads;  ///< ... each a CAS (0) or a read, and a CAS only at a free slot (1) ...
+  unsigned table_vote_rounds;  ///< ... a vote every this many rounds: the block stops using its table
+  unsigned table_bypass_at;    ///< ... when most threads' samples missed it this often (percent)
 };
 
 struct histogram_even_sm90 {
@@ -225,7 +233,14 @@ struct histogram_even_sm90 {
                                                .narrow_vectors    = 4,
                                                .max_shared_passes = 10,
                                                .max_cluster       = 16,
-                                               .max_passes        = 8};
+                                               .max_passes        = 8,
+                                               .table_block       = 1024,
+                                               .table_vectors     = 4,
+                                               .table_slots       = 16384,
+                                               .table_probes      = 8,
+                                               .table_probe_reads = 0,
+                                               .table_vote_rounds = 2,
+                                               .table_bypass_at   = 60};
 };
 __host__ __device__ constexpr histogram_even_tuning without_register_caps(histogram_even_tuning t) {
   t.min_blocks = t.byte_min_blocks = 1;
@@ -236,6 +251,14 @@ __host__ __device__ constexpr histogram_even_tuning without_register_caps(histog
 __host__ __device__ constexpr histogram_even_tuning narrow_shape(histogram_even_tuning t) {
   t.block      = t.narrow_block;
   t.vectors    = t.narrow_vectors;
+  t.min_blocks = 1;
+  return t;
+}
+/// The shape of the table kernel: `table_block` threads with `table_vectors` loads each, one block
+/// per SM.
+__host__ __device__ constexpr histogram_even_tuning table_shape(histogram_even_tuning t) {
+  t.block      = t.table_block;
+  t.vectors    = t.table_vectors;
   t.min_blocks = 1;
   return t;
 }

@@ -233,29 +233,24 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   long long const c0 = static_cast<long long>(blockIdx.x) * p.chunks / gridDim.x;
   long long const c1 = static_cast<long long>(blockIdx.x + 1) * p.chunks / gridDim.x;
   long long at       = c0 * p.chunk_pairs;  // the block's next spill place (its spill never outgrows its pairs)
-  bool bypass        = !local_table;
-  unsigned tries = 0, misses = 0, rounds = 0;
+  table_vote<B, tune.bypass_rounds, tune.bypass_miss_percent> vote;
+  vote.bypass = !local_table;
   for (long long c = c0; c < c1; ++c) {
     long long const lo = c * p.chunk_pairs;
     long long const hi = lo + p.chunk_pairs < n ? lo + p.chunk_pairs : n;
     if (threadIdx.x == 0) spilled = 0u;
     __syncthreads();
     long long base = lo;
-    for (; !bypass && base < hi; base += static_cast<long long>(B) * I) {
+    for (; !vote.bypass && base < hi; base += static_cast<long long>(B) * I) {
       auto const insert = [&](U kb, T const& r) {
-        ++tries;
         bool const in = table.add(kb, r, op, mix_bits(kb), tune.table_probes, tune.probe_reads != 0);
-        misses += in ? 0u : 1u;
+        vote.count(in);
         return in;
       };
       constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
       group_by_round<B, I, peer_min, U, T>(base, hi, load, op, insert, &spilled, p.spill_keys, p.spill_values, at,
                                            count_key);
-      if (++rounds == tune.bypass_rounds) {
-        bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(tune.bypass_miss_percent);
-        bypass          = __syncthreads_count(vote) > static_cast<int>(B / 2);
-        tries = misses = rounds = 0;
-      }
+      vote.round();
     }
     long long const input_begin = base < hi ? base : hi;
     for (; base < hi; base += static_cast<long long>(B) * I) {

@@ -20,6 +20,7 @@
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/device/hash_slots.cuh>
 #include <tilewise/detail/device/histogram_scale.cuh>
 #include <tilewise/detail/device/privatized_bins.cuh>
 #include <tilewise/detail/device/temp_storage.cuh>
@@ -38,6 +39,7 @@ enum class histogram_strategy : unsigned char {
   shared,     ///< each block's own shared-memory bins, `copies` interleaved copies, `passes` bin ranges
   cluster,    ///< a cluster's distributed shared memory, `passes` bin ranges one after the other
   global,     ///< the output bins themselves, equal bins of a warp combined (tile::histogram)
+  table,      ///< (on request only) a hash table of bins per block, misses to the output bins
 };
 
 /// How a call runs: a request (zeros: automatic) and, filled in by the dispatch, the plan.
@@ -234,6 +236,60 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
     no_round_barrier{});
 }
 
+/// The table kernel's shape (tuning.cuh's table_shape) and its table: bin -> count.
+template <class Tuning>
+struct histogram_table_tuning {
+  static constexpr histogram_even_tuning value = table_shape(Tuning::value);
+  using table_t = block_slots<unsigned, unsigned, cuda::std::plus<>, Tuning::value.table_slots>;
+};
+
+/// The table strategy: each block counts the bins of its samples in a hash table in shared
+/// memory (block_slots, as group_by's first pass: linear probing from the bin's hash, each probe
+/// a CAS or, with `table_probe_reads`, a read and a CAS only at a free slot; slots never freed);
+/// a sample whose bin is not in the table and finds no free slot within `table_probes` goes to
+/// `hist` (tile::histogram over the lanes that have one). Under skew the frequent bins take slots
+/// early and keep them; where most samples miss (many more bins in use than slots) the block
+/// votes to stop using its table (table_vote). At the end each block adds its table's counts to
+/// `hist`.
+template <class Tuning, bool Fast, class InIt, class Scale, class Counter>
+TILEWISE_KERNEL void __launch_bounds__(histogram_table_tuning<Tuning>::value.block, 1)
+  histogram_table_kernel(InIt in, long long n, sample_split split, Scale scale, Counter* hist) {
+  using T              = cuda::std::remove_cv_t<iter_value_t<InIt>>;
+  using table_t        = typename histogram_table_tuning<Tuning>::table_t;
+  constexpr auto tune  = histogram_table_tuning<Tuning>::value;
+  constexpr unsigned B = tune.block;
+  extern __shared__ __align__(16) unsigned char histogram_table_smem[];
+  table_t const table(histogram_table_smem, table_t::capacity);
+  table.template clear<B>();
+  __syncthreads();
+  cuda::std::plus<> const plus{};
+  table_vote<B, tune.table_vote_rounds, tune.table_bypass_at> vote;
+  for_each_sample<B, tune.vectors>(
+    in, n, split,
+    [&](T x) {
+      unsigned bin;
+      if (!scale.template bin_of<Fast>(x, bin)) return;
+      if (!vote.bypass) {
+        bool const in_table =
+          table.add(bin, 1u, plus, mix_bits(bin), tune.table_probes, tune.table_probe_reads != 0);
+        vote.count(in_table);
+        if (in_table) return;
+      }
+      tilewise::tile::histogram(cg::coalesced_threads(), hist, bin);
+    },
+    [&] { vote.round(); });
+  __syncthreads();
+  auto const flush = [&](unsigned i) {
+    unsigned bin, c;
+    table.entry(i, bin, c);
+    atomic_fetch_add(hist + bin, static_cast<Counter>(c));
+  };
+  for (unsigned i = threadIdx.x; i < table_t::capacity; i += B) {
+    if (table.occupied(i)) flush(i);
+  }
+  if (threadIdx.x == 0 && table.free_key_used()) flush(table_t::capacity);
+}
+
 /// Counters of one block (shared) or cluster must not pass 2^32: each gets at most this many
 /// samples.
 inline constexpr long long histogram_max_unit_items = 1ll << 31;
@@ -268,12 +324,18 @@ struct histogram_runner {
   static auto global_kernel() {
     return histogram_global_kernel<Tuning, Fast, InIt, Scale, Counter>;
   }
+  template <bool Fast>
+  static auto table_kernel() {
+    return histogram_table_kernel<Tuning, Fast, InIt, Scale, Counter>;
+  }
+  static constexpr auto table_tune          = histogram_table_tuning<Tuning>::value;
+  static constexpr std::size_t table_bytes  = histogram_table_tuning<Tuning>::table_t::bytes;
 
   /// Fills in `plan` (a request: zeros are automatic) for n samples of num_bins bins; see
   /// docs/design/histogram_even.md for the rule.
   template <bool Fast>
   static cudaError_t plan_histogram(unsigned num_bins, long long n, bool vectorized, histogram_plan& plan) {
-    static launch_cache shared_cache, narrow_cache, cluster_cache, global_cache;
+    static launch_cache shared_cache, narrow_cache, cluster_cache, global_cache, table_cache;
     device_limits lim;
     TILEWISE_RETURN_IF_ERROR(get_device_limits(lim));
     constexpr unsigned B      = tune.block;
@@ -299,6 +361,21 @@ struct histogram_runner {
       return static_cast<unsigned>(g * unit);
     };
     if constexpr (bytes) plan.strategy = histogram_strategy::shared;
+    if constexpr (!bytes) {
+      if (plan.strategy == histogram_strategy::table) {  // only on request: not yet measured
+        int per_sm = 0;
+        if (table_bytes <= std::size_t(lim.smem_per_block)) {
+          TILEWISE_RETURN_IF_ERROR(table_cache.fit(reinterpret_cast<void const*>(table_kernel<Fast>()),
+                                                   table_tune.block, table_bytes, 1, per_sm));
+        }
+        if (per_sm == 0) return cudaErrorInvalidValue;
+        long long const table_per_round = static_cast<long long>(table_tune.block) * table_tune.vectors * elems;
+        plan.copies = plan.cluster = plan.passes = plan.counter_bits = 0;
+        plan.smem   = table_bytes;
+        plan.blocks = grid_of(static_cast<long long>(per_sm) * lim.sms, table_per_round, 1);
+        return cudaSuccess;
+      }
+    }
     if (plan.strategy == histogram_strategy::automatic) {
       // one pass of 32-bit counters; else 16-bit ones in a few passes; else a cluster's
       std::size_t const shared_passes = room ? cuda::ceil_div(std::size_t(slots), room) : ~std::size_t(0);
@@ -444,6 +521,10 @@ struct histogram_runner {
                                 layout, plan.passes, hist);
     }
     if constexpr (!bytes) {
+      if (plan.strategy == histogram_strategy::table) {
+        return launch_in_clusters(table_kernel<Fast>(), plan.blocks, table_tune.block, plan.smem, 1, stream, in, n,
+                                  split, scale, hist);
+      }
       if (plan.strategy == histogram_strategy::cluster) {
         unsigned const per_pass = static_cast<unsigned>(cuda::ceil_div(scale.num_bins, plan.passes));
         auto const layout       = privatized_layout::make(per_pass, 1, plan.cluster);

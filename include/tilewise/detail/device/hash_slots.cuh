@@ -105,6 +105,7 @@ TILEWISE_DEVICE void shared_words_store(value_words<T>* c, T const& v) {
 #pragma unroll
   for (unsigned i = 0; i < value_words<T>::count; ++i) atomicExch(c->w + i, w[i]);
 }
+
 /// A relaxed, block-scope atomic load of a 4- or 8-byte word in shared memory. (cuda::atomic_ref
 /// emits a generic-address load; this one stays in the shared window, as a plain access would.)
 template <class U>
@@ -232,6 +233,27 @@ struct block_slots {
       for (unsigned j = 0; j < value_words<T>::count; ++j) w[j] = values[i].w[j];
       cuda::std::memcpy(&v, w, sizeof(T));
     }
+  }
+};
+
+/// A block's running vote on whether its table still pays: each thread counts its adds and
+/// those that found no room; every `Rounds` calls of round() (made by every thread of the block,
+/// a barrier) the block stops using the table for good once most threads missed it at least
+/// `Percent` % of the time (many more keys in use than slots).
+template <unsigned Block, unsigned Rounds, unsigned Percent>
+struct table_vote {
+  unsigned tries = 0, misses = 0, rounds = 0;
+  bool bypass    = false;  ///< the same in every thread of the block
+
+  TILEWISE_DEVICE void count(bool in_table) {
+    ++tries;
+    misses += in_table ? 0u : 1u;
+  }
+  TILEWISE_DEVICE void round() {
+    if (bypass || ++rounds != Rounds) return;
+    bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(Percent);
+    bypass          = __syncthreads_count(vote) > static_cast<int>(Block / 2);
+    tries = misses = rounds = 0;
   }
 };
 

@@ -26,11 +26,8 @@ void run_two_phase(Derived& policy, Run run, char const* call) {
   bool const waits = policy_blocks(policy);
   scratch<Derived> mem(policy, temp_size, waits, call);
   throw_on_error(run(mem.get(), temp_size, s), call);
-  if constexpr (!has_allocator_v<Derived>) {
-    mem.release();  // freed in stream order while the kernels run (a user allocator's on return, as Thrust's)
-  }
   finish(policy, call);
-  mem.waited();
+  mem.waited();  // returned after the wait: see scratch's class comment
 }
 
 /// `run(temp, temp_bytes, R* result, stream)` is a device call that writes one R to `*result`
@@ -55,11 +52,8 @@ R run_two_phase_result(Derived& policy, Run run, char const* call) {
   // into page-locked memory the copy is queued like the kernels; into pageable memory it waits
   throw_on_error(cudaMemcpyAsync(host != nullptr ? host : &value, result, sizeof(R), cudaMemcpyDeviceToHost, s),
                  call);
-  if constexpr (!has_allocator_v<Derived>) {
-    mem.release();  // freed in stream order after the copy
-  }
   throw_on_error(cudaStreamSynchronize(s), call);
-  mem.waited();
+  mem.waited();  // returned after the wait: see scratch's class comment
   if constexpr (sizeof(R) <= thread_kept::pinned_bytes) {
     if (host != nullptr) {
       std::memcpy(&value, host, sizeof(R));

@@ -259,6 +259,12 @@ timer timer_for(device_env const& env, int bins) {
   return t;
 }
 
+/// Above 256 bins CUB keeps one copy of the bins per block in temp storage (`cb` bytes) and
+/// offsets it by int(block * bins): at blocks * bins >= 2^31 that overflows (an illegal address:
+/// 2^24 bins), so CUB is not run there.
+double cub_bin_blocks(std::size_t cb, int bins) { return bins > 256 ? double(cb) / (double(bins) * 4) : 0; }
+bool cub_overflows_at(std::size_t cb, int bins) { return cub_bin_blocks(cb, bins) * bins >= 2147483648.0; }
+
 template <class T>
 hist_row measure_row(device_env& env, long long n, int bins, dist d) {
   hist_input<T> const in(n, bins, d);
@@ -268,10 +274,8 @@ hist_row measure_row(device_env& env, long long n, int bins, dist d) {
   std::size_t const cb = cub_bytes<T>(in.samples, hc, bins, n);
   std::size_t free_b = 0, total_b = 0;
   TW_BENCH_CUDA(cudaMemGetInfo(&free_b, &total_b));
-  // Above 256 bins CUB keeps one copy of the bins per block in temp storage and offsets it by
-  // int(block * bins): at blocks * bins >= 2^31 that overflows (an illegal address: 2^24 bins).
-  double const cub_blocks = bins > 256 ? double(cb) / (double(bins) * 4) : 0;
-  bool const cub_overflows = cub_blocks * bins >= 2147483648.0;
+  double const cub_blocks  = cub_bin_blocks(cb, bins);
+  bool const cub_overflows = cub_overflows_at(cb, bins);
   bool const cub_fits      = !cub_overflows && cb + (std::size_t(1) << 30) < free_b;
   void* ctemp         = nullptr;
   if (cub_fits) TW_BENCH_CUDA(cudaMalloc(&ctemp, std::max<std::size_t>(cb, 1)));
@@ -359,18 +363,28 @@ void print_row(device_env const& env, floors const& f, hist_row const& r) {
   std::fflush(stdout);
 }
 
-/// A row of a variants table: its input, a buffer for our histogram, and CUB's histogram of the
-/// input (the reference every variant is checked against).
+/// A row of a variants table: its input, a buffer for our histogram, and the reference every
+/// variant is checked against: CUB's histogram of the input, or where CUB cannot run
+/// (cub_overflows_at) our global strategy's, which the tests check against CUB at these bin
+/// counts on inputs small enough for CUB's grid.
 template <class T>
 struct reference_row {
   hist_input<T> in;
   unsigned* ours = nullptr;
   unsigned* cub  = nullptr;
-  reference_row(long long n, int bins, dist d) : in(n, bins, d) {
+  reference_row(device_env& env, long long n, int bins, dist d) : in(n, bins, d) {
     TW_BENCH_CUDA(cudaMalloc(&ours, std::size_t(bins) * 4));
     TW_BENCH_CUDA(cudaMalloc(&cub, std::size_t(bins) * 4));
     std::size_t const cb = cub_bytes<T>(in.samples, cub, bins, n);
-    void* ctemp          = nullptr;
+    if (cub_overflows_at(cb, bins)) {
+      std::printf("note: %s %d bins: checked against the global strategy (CUB does not run here)\n",
+                  sample_name<T>(), bins);
+      histogram_plan global;
+      global.strategy = histogram_strategy::global;
+      TW_BENCH_CUDA(ours_call<T>(env, in.samples, cub, bins, n, &global));
+      return;
+    }
+    void* ctemp = nullptr;
     TW_BENCH_CUDA(cudaMalloc(&ctemp, std::max<std::size_t>(cb, 1)));
     cub_call<T>(ctemp, cb, in.samples, cub, bins, n);
     TW_BENCH_CUDA(cudaFree(ctemp));
@@ -387,7 +401,7 @@ struct reference_row {
 /// default's, each checked once against CUB.
 template <class T>
 void tune_row(device_env& env, long long n, int bins, dist d, std::vector<histogram_plan> const& variants) {
-  reference_row<T> const ref(n, bins, d);
+  reference_row<T> const ref(env, n, bins, d);
   hist_input<T> const& in = ref.in;
   unsigned* const ho      = ref.ours;
   unsigned const* hc      = ref.cub;
@@ -465,7 +479,7 @@ shape_list<T> table_shapes() {
 template <class T>
 void shape_row(device_env& env, long long n, int bins, dist d, shape_list<T> const& shapes,
                histogram_plan const* request = nullptr) {
-  reference_row<T> const ref(n, bins, d);
+  reference_row<T> const ref(env, n, bins, d);
   hist_input<T> const& in = ref.in;
   unsigned* const ho      = ref.ours;
   unsigned const* hc      = ref.cub;

@@ -197,8 +197,9 @@ TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters handing on their carr
 
 TEST_CASE("histogram_even: the automatic plan per bin count") {
   // Shared bins up to one block's 32-bit counters (several copies when few), then 16-bit ones
-  // (one pass, then bin ranges in a few passes), then a cluster's bins (in passes up to
-  // max_passes), then global bins; 1-byte samples always per value.
+  // (one pass, then bin ranges in up to max_shared_passes passes), then a block table of bins
+  // (where its 128 KB fit a block; else a cluster's bins or global ones); 1-byte samples always
+  // per value.
   device_buffer<std::int32_t> in(4096);
   gen_samples(in.get(), 4096, spec_for<std::int32_t>(histogram_data::uniform, 256, 1));
   device_buffer<std::uint8_t> u8(4096);
@@ -227,10 +228,17 @@ TEST_CASE("histogram_even: the automatic plan per bin count") {
   TW_CUDA_CHECK(cudaGetDevice(&dev));
   TW_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   if (smem_optin >= 128 * 1024) CHECK(p64k.passes == 1);
-  histogram_plan const p1m = plan_of(in.get(), 1 << 20);  // 16-bit bins in passes, or a cluster's, or global
-  CHECK((p1m.strategy == histogram_strategy::global || p1m.passes > 1));
+  histogram_plan const p256k = plan_of(in.get(), 1 << 18);  // 16-bit bins in a few passes
+  if (smem_optin >= 128 * 1024) CHECK((p256k.strategy == histogram_strategy::shared && p256k.passes > 1));
+  for (int bins : {1 << 20, 1 << 24}) {
+    CAPTURE(bins);
+    histogram_plan const p = plan_of(in.get(), bins);
+    if (smem_optin >= 160 * 1024) CHECK(p.strategy == histogram_strategy::table);
+    CHECK((p.strategy == histogram_strategy::table || p.strategy == histogram_strategy::cluster ||
+           p.strategy == histogram_strategy::global));
+  }
+  histogram_plan const p1m  = plan_of(in.get(), 1 << 20);
   histogram_plan const p16m = plan_of(in.get(), 1 << 24);
-  CHECK(p16m.strategy == histogram_strategy::global);
   histogram_plan const b16m = plan_of(u8.get(), 1 << 24);
   CHECK(b16m.strategy == histogram_strategy::shared);
   CHECK(b16m.bytes);

@@ -207,8 +207,9 @@ struct histogram_even_tuning {
   unsigned narrow_block;       ///< 16-bit shared counters (bins beyond one pass of 32-bit ones): one
                                ///< block of this many threads per SM, all of its shared memory ...
   unsigned narrow_vectors;     ///< ... and 16-byte loads in flight per thread
-  unsigned max_shared_passes;  ///< most passes over the input with one block's 16-bit bins (one range each) ...
-  unsigned max_cluster;        ///< ... then the largest thread-block cluster tried for distributed bins ...
+  unsigned max_shared_passes;  ///< most passes over the input with one block's 16-bit bins (one range
+                               ///< each); beyond them the table strategy, or where it cannot run ...
+  unsigned max_cluster;        ///< ... the largest thread-block cluster tried for distributed bins ...
   unsigned max_passes;         ///< ... in at most this many passes (one cluster-wide bin range each)
   unsigned table_block;        ///< the table strategy (a hash table of bins per block, misses to the
                                ///< output): one block of this many threads per SM ...
@@ -231,7 +232,7 @@ struct histogram_even_sm90 {
                                                .min_blocks_per_sm = 2,
                                                .narrow_block      = 1024,
                                                .narrow_vectors    = 4,
-                                               .max_shared_passes = 10,
+                                               .max_shared_passes = 6,
                                                .max_cluster       = 16,
                                                .max_passes        = 8,
                                                .table_block       = 1024,

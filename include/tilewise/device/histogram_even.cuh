@@ -39,7 +39,7 @@ enum class histogram_strategy : unsigned char {
   shared,     ///< each block's own shared-memory bins, `copies` interleaved copies, `passes` bin ranges
   cluster,    ///< a cluster's distributed shared memory, `passes` bin ranges one after the other
   global,     ///< the output bins themselves, equal bins of a warp combined (tile::histogram)
-  table,      ///< (on request only) a hash table of bins per block, misses to the output bins
+  table,      ///< a hash table of bins per block, misses to the output bins
 };
 
 /// How a call runs: a request (zeros: automatic) and, filled in by the dispatch, the plan.
@@ -361,29 +361,40 @@ struct histogram_runner {
       return static_cast<unsigned>(g * unit);
     };
     if constexpr (bytes) plan.strategy = histogram_strategy::shared;
-    if constexpr (!bytes) {
-      if (plan.strategy == histogram_strategy::table) {  // only on request: not yet measured
-        int per_sm = 0;
+    int table_per_sm = 0;  // table blocks that fit an SM (0: the table strategy cannot run here)
+    auto const fit_table = [&]() -> cudaError_t {
+      if constexpr (!bytes) {
         if (table_bytes <= std::size_t(lim.smem_per_block)) {
-          TILEWISE_RETURN_IF_ERROR(table_cache.fit(reinterpret_cast<void const*>(table_kernel<Fast>()),
-                                                   table_tune.block, table_bytes, 1, per_sm));
+          return table_cache.fit(reinterpret_cast<void const*>(table_kernel<Fast>()), table_tune.block, table_bytes, 1,
+                                 table_per_sm);
         }
-        if (per_sm == 0) return cudaErrorInvalidValue;
+      }
+      return cudaSuccess;
+    };
+    if (plan.strategy == histogram_strategy::automatic) {
+      // one pass of 32-bit counters; else 16-bit ones in a few passes; else the table, a cluster's
+      // bins or the output's
+      std::size_t const shared_passes = room ? cuda::ceil_div(std::size_t(slots), room) : ~std::size_t(0);
+      std::size_t const narrow_passes = narrow_room ? cuda::ceil_div(std::size_t(slots), narrow_room) : ~std::size_t(0);
+      bool const in_shared = shared_passes <= 1 || narrow_passes <= tune.max_shared_passes;
+      if (!in_shared) TILEWISE_RETURN_IF_ERROR(fit_table());
+      plan.strategy     = in_shared          ? histogram_strategy::shared
+                          : table_per_sm > 0 ? histogram_strategy::table
+                          : lim.clusters     ? histogram_strategy::cluster
+                                             : histogram_strategy::global;
+      plan.counter_bits = plan.strategy != histogram_strategy::shared ? 0 : shared_passes <= 1 ? 32 : 16;
+    } else if (plan.strategy == histogram_strategy::table) {
+      TILEWISE_RETURN_IF_ERROR(fit_table());
+    }
+    if constexpr (!bytes) {
+      if (plan.strategy == histogram_strategy::table) {
+        if (table_per_sm == 0) return cudaErrorInvalidValue;
         long long const table_per_round = static_cast<long long>(table_tune.block) * table_tune.vectors * elems;
         plan.copies = plan.cluster = plan.passes = plan.counter_bits = 0;
         plan.smem   = table_bytes;
-        plan.blocks = grid_of(static_cast<long long>(per_sm) * lim.sms, table_per_round, 1);
+        plan.blocks = grid_of(static_cast<long long>(table_per_sm) * lim.sms, table_per_round, 1);
         return cudaSuccess;
       }
-    }
-    if (plan.strategy == histogram_strategy::automatic) {
-      // one pass of 32-bit counters; else 16-bit ones in a few passes; else a cluster's
-      std::size_t const shared_passes = room ? cuda::ceil_div(std::size_t(slots), room) : ~std::size_t(0);
-      std::size_t const narrow_passes = narrow_room ? cuda::ceil_div(std::size_t(slots), narrow_room) : ~std::size_t(0);
-      plan.strategy     = shared_passes <= 1 || narrow_passes <= tune.max_shared_passes ? histogram_strategy::shared
-                          : lim.clusters ? histogram_strategy::cluster
-                                         : histogram_strategy::global;
-      plan.counter_bits = plan.strategy != histogram_strategy::shared ? 0 : shared_passes <= 1 ? 32 : 16;
     }
     if (plan.strategy == histogram_strategy::shared) {
       bool const narrow = plan.counter_bits == 16;

@@ -4,7 +4,7 @@
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N]
-#                              [--time-limit SECS] [--build DIR]
+#                              [--time-limit SECS] [--suites REGEX] [--build DIR]
 #   --no-sanitizers skips the compute-sanitizer runs (one per core at a time): for a benchmark run;
 #   resolving an issue needs the full run. --no-ctest skips the CTest suite (for a run split in
 #   parts: build and ctest, then --no-ctest for the sanitizers and benchmarks).
@@ -12,7 +12,9 @@
 #   check split over N device calls; the shares together are every run). --time-limit SECS ends the
 #   sanitizer pass SECS seconds after the script started: a process that would start later is not
 #   started and one still running then is stopped, both counted as failures, so that a check run
-#   under a call's time limit still reports what it did.
+#   under a call's time limit still reports what it did. --suites REGEX puts only the GPU test
+#   executables whose name matches (grep -E) under the sanitizers: a targeted re-check, never the
+#   full one.
 # doctest: found where it is installed, through CMAKE_PREFIX_PATH, or in ./.deps when present (a copy
 # of doctest for a GPU machine that cannot install packages: .deps/include/doctest and
 # .deps/lib/cmake/doctest, git-ignored).
@@ -20,13 +22,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N] [--time-limit SECS] [--build DIR]}
+logs=${1:?usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N] [--time-limit SECS] [--suites REGEX] [--build DIR]}
 shift
 bench=0
 sanitize=1
 ctest_run=1
 part=1/1
 limit=0
+suites=.
 build=build-gpu
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
     --no-ctest) ctest_run=0 ;;
     --sanitizers-part) part=$2; shift ;;
     --time-limit) limit=$2; shift ;;
+    --suites) suites=$2; shift ;;
     --build) build=$2; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -168,6 +172,7 @@ else
     for tool in racecheck initcheck memcheck synccheck; do
       while read -r exe; do
         [ -n "$exe" ] || continue
+        grep -qE "$suites" <<<"$(basename "$exe")" || continue
         h=0
         heavy_suite "$exe" && h=1
         [ "$h" -eq "$heavy" ] || continue
@@ -188,6 +193,7 @@ else
     [ -n "${in_part["$exe $tool"]:-}" ] || runs+=("$exe $tool")
     in_part["$exe $tool"]=1
   done
+  [ "$suites" = . ] || echo "only the suites matching $suites"
   echo "part $part: ${#procs[@]} of ${#all_procs[@]} processes (${#runs[@]} of ${#run_procs[@]} runs), $par at a time"
   # A process gets at most 400 s (a hung kernel fails instead of eating the device time), and no
   # more than what --time-limit leaves.

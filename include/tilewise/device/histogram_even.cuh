@@ -178,19 +178,21 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
   bins.sync();
   for (unsigned p = 0; p < passes; ++p) {
     unsigned const first = p * layout.slots;
-    auto const count     = [&](T x) {
+    // this pass's bins: [first, first + in_pass), which ends at num_bins at most
+    unsigned const in_pass = first >= scale.num_bins                  ? 0u
+                             : scale.num_bins - first < layout.slots ? scale.num_bins - first
+                                                                     : layout.slots;
+    auto const count = [&](T x) {
       if constexpr (Bytes) {
         bins.add(static_cast<unsigned char>(x));
       } else {
         unsigned bin;
-        if (scale.template bin_of<Fast>(x, bin)) {
-          unsigned const slot = bin - first;
-          if (slot < layout.slots) {
-            if constexpr (Narrow) {
-              if (bins.add_narrow(slot)) atomic_fetch_add(hist + bin, static_cast<Counter>(narrow_carry));
-            } else {
-              bins.add(slot);
-            }
+        // one comparison bounds the bin by the pass (and so by num_bins), below first wrapping
+        if (scale.template in_range<Fast>(x, bin) && bin - first < in_pass) {
+          if constexpr (Narrow) {
+            if (bins.add_narrow(bin - first)) atomic_fetch_add(hist + bin, static_cast<Counter>(narrow_carry));
+          } else {
+            bins.add(bin - first);
           }
         }
       }

@@ -118,10 +118,19 @@ struct even_scale {
   }
 
   /// Whether sample `x` falls in a bin, and which: CUB's validity test (lower <= x < upper in
-  /// common_t; NaN fails) and bin, kept only below num_bins. Straight-line, without an early
-  /// return, so that ptxas predicates it (why: docs/design/histogram_even.md, what bounds the rows).
+  /// common_t; NaN fails) and bin, kept only below num_bins.
   template <bool Fast>
   TILEWISE_DEVICE bool bin_of(Sample x, unsigned& bin) const {
+    return in_range<Fast>(x, bin) && bin < num_bins;
+  }
+
+  /// bin_of without the bound on the bin: whether lower <= x < upper, and then its bin, which may
+  /// be num_bins or more (floating point at upper's edge); the caller bounds it (a privatized
+  /// pass against the end of its bin range, one comparison for both). Straight-line, without an
+  /// early return, so that ptxas predicates it (why: docs/design/histogram_even.md, what bounds
+  /// the rows).
+  template <bool Fast>
+  TILEWISE_DEVICE bool in_range(Sample x, unsigned& bin) const {
     common_t const s = static_cast<common_t>(x);
     bool const in    = s >= lo && s < hi;
     if constexpr (Fast && !floating) {
@@ -129,7 +138,7 @@ struct even_scale {
     } else {
       bin = in ? static_cast<unsigned>(exact(s)) : 0u;
     }
-    return in && bin < num_bins;
+    return in;
   }
 
   /// The bin of sample `x` as CUB computes it, or -1 where it falls in none (out of range, NaN,

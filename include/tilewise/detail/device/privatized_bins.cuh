@@ -297,12 +297,15 @@ class privatized_bins {
   /// narrow_adds_per_barrier adds between two barriers.
   [[nodiscard]] TILEWISE_DEVICE bool add_narrow(unsigned slot) const {
     static_assert(Narrow, "tilewise: add_narrow is for narrow privatized counters");
-    unsigned const high  = slot >= layout_.half ? 1u : 0u;
-    unsigned const shift = high * 16;
-    T* const word        = smem_ + (((slot - high * layout_.half) << layout_.copy_shift) | copy_);
-    unsigned const old   = atomicAdd(word, 1u << shift);
-    if (((old >> shift) & (narrow_carry - 1)) != narrow_carry - 1) return false;
-    atomicSub(word, narrow_carry << shift);
+    // selects rather than shifts by a computed amount: this runs once per sample
+    bool const high       = slot >= layout_.half;
+    unsigned const one    = high ? 0x10000u : 1u;  // 1 in the slot's half
+    unsigned const local  = high ? slot - layout_.half : slot;
+    T* const word         = smem_ + ((local << layout_.copy_shift) | copy_);
+    unsigned const low    = high ? (narrow_carry - 1) << 16 : narrow_carry - 1;  // its bits below narrow_carry
+    unsigned const old    = atomicAdd(word, one);
+    if ((old & low) != low) return false;
+    atomicSub(word, narrow_carry * one);
     return true;
   }
 

@@ -187,7 +187,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
         bins.add(static_cast<unsigned char>(x));
       } else {
         unsigned bin;
-        // one comparison bounds the bin by the pass (and so by num_bins), below first wrapping
+        // one comparison bounds the bin by the pass and so by num_bins (below first, bin - first wraps)
         if (scale.template in_range<Fast>(x, bin) && bin - first < in_pass) {
           if constexpr (Narrow) {
             if (bins.add_narrow(bin - first)) atomic_fetch_add(hist + bin, static_cast<Counter>(narrow_carry));

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include <cuda/cmath>
+#include <cuda/functional>
 #include <cuda/std/bit>
 #include <cuda/std/type_traits>
 
@@ -179,9 +180,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block,
   for (unsigned p = 0; p < passes; ++p) {
     unsigned const first = p * layout.slots;
     // this pass's bins: [first, first + in_pass), which ends at num_bins at most
-    unsigned const in_pass = first >= scale.num_bins                  ? 0u
-                             : scale.num_bins - first < layout.slots ? scale.num_bins - first
-                                                                     : layout.slots;
+    unsigned const in_pass = first < scale.num_bins ? cuda::minimum<>{}(scale.num_bins - first, layout.slots) : 0u;
     auto const count = [&](T x) {
       if constexpr (Bytes) {
         bins.add(static_cast<unsigned char>(x));

@@ -188,7 +188,8 @@ __host__ __device__ constexpr std::size_t group_by_spill_smem() {
 
 /// First pass: block b takes chunks [b * chunks / grid, (b + 1) * chunks / grid). Pairs go
 /// through group_by_round into the block table; those that find no room are spilled. Every
-/// bypass_rounds rounds the block votes: when most threads' inserts missed at least
+/// bypass_rounds rounds the block votes (table_vote; while no insert misses, the rounds between
+/// votes double up to bypass_rounds_max): when most threads' inserts missed at least
 /// bypass_miss_percent of the time, the table keeps what it has and the block's later pairs only
 /// have their keys counted (the partition pass reads them from the input). The block's last
 /// chunk also spills the table's entries. Per chunk: the pairs of each part (privatized_bins),
@@ -222,7 +223,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   parts.zero();  // and again by each chunk's flush
 
   auto const count_key = [&](U kb) {
-    unsigned long long const h = mix_bits(kb);
+    unsigned long long const h = key_hash(kb);
     parts.add(hash_part(h));
     distinct_sketch::add(sketch, h);
   };
@@ -233,17 +234,18 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   long long const c0 = static_cast<long long>(blockIdx.x) * p.chunks / gridDim.x;
   long long const c1 = static_cast<long long>(blockIdx.x + 1) * p.chunks / gridDim.x;
   long long at       = c0 * p.chunk_pairs;  // the block's next spill place (its spill never outgrows its pairs)
-  table_vote<B, tune.bypass_rounds, tune.bypass_miss_percent> vote;
+  table_vote<B, tune.bypass_rounds, tune.bypass_miss_percent, tune.bypass_rounds_max> vote;
   vote.bypass = !local_table;
+  constexpr long long round = static_cast<long long>(B) * I;
   for (long long c = c0; c < c1; ++c) {
     long long const lo = c * p.chunk_pairs;
     long long const hi = lo + p.chunk_pairs < n ? lo + p.chunk_pairs : n;
     if (threadIdx.x == 0) spilled = 0u;
     __syncthreads();
     long long base = lo;
-    for (; !vote.bypass && base < hi; base += static_cast<long long>(B) * I) {
+    for (; !vote.bypass && base < hi; base += round) {
       auto const insert = [&](U kb, T const& r) {
-        bool const in = table.add(kb, r, op, mix_bits(kb), tune.table_probes, tune.probe_reads != 0);
+        bool const in = table.add(kb, r, op, key_hash(kb), tune.table_probes, tune.probe_reads != 0);
         vote.count(in);
         return in;
       };
@@ -253,7 +255,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
       vote.round();
     }
     long long const input_begin = base < hi ? base : hi;
-    for (; base < hi; base += static_cast<long long>(B) * I) {
+    for (; base < hi; base += round) {
       U kb[I];
 #pragma unroll
       for (unsigned j = 0; j < I; ++j) {  // every load in flight before the first count
@@ -316,7 +318,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::valu
         v = group_by_load(values, rec.input_begin + (t - spilled));
       }
     },
-    [](U k) { return hash_part(mix_bits(k)); }, hash_parts, running, p.part_keys, p.part_values);
+    [](U k) { return hash_part(key_hash(k)); }, hash_parts, running, p.part_keys, p.part_values);
 }
 
 /// The sub-part bits of a part of `pairs` pairs: none when they fit the table even if all
@@ -398,7 +400,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
         v  = sv[i];
       };
       auto const insert = [&](U kb, T const& r) {
-        return table.add(kb, r, op, mix_bits(kb), tune.bucket_probes, tune.probe_reads != 0);
+        return table.add(kb, r, op, key_hash(kb), tune.bucket_probes, tune.probe_reads != 0);
       };
       for (long long base = a; base < z; base += static_cast<long long>(B) * I) {
         constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
@@ -442,7 +444,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
         }
 #pragma unroll
         for (unsigned j = 0; j < SI; ++j) {
-          if (base + j * B + threadIdx.x < e) subs.add(hash_sub_part(mix_bits(k[j]), bits));
+          if (base + j * B + threadIdx.x < e) subs.add(hash_sub_part(key_hash(k[j]), bits));
         }
       }
       __syncthreads();
@@ -457,7 +459,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
           k = p.part_keys[s + i];
           v = p.part_values[s + i];
         },
-        [bits](U k) { return hash_sub_part(mix_bits(k), bits); }, digits, running, p.spill_keys, p.spill_values);
+        [bits](U k) { return hash_sub_part(key_hash(k), bits); }, digits, running, p.spill_keys, p.spill_values);
       __syncthreads();
       for (unsigned dgt = 0; dgt < digits; ++dgt) {
         long long const a = s + sub_start[dgt];

@@ -101,11 +101,15 @@ struct part_scatter {
       }
     }
     __syncthreads();
-    for (unsigned t = threadIdx.x; t < n; t += Block) {
-      unsigned const dt            = digit[t];
-      unsigned long long const pos = running[dt] + (t - c.start[dt]);
-      keys_out[pos]                = keys[t];
-      values_out[pos]              = values[t];
+#pragma unroll
+    for (unsigned j = 0; j < Items; ++j) {  // unrolled: the lookups of all of a thread's pairs in flight
+      unsigned const t = j * Block + threadIdx.x;
+      if (t < n) {
+        unsigned const dt            = digit[t];
+        unsigned long long const pos = running[dt] + (t - c.start[dt]);
+        keys_out[pos]                = keys[t];
+        values_out[pos]              = values[t];
+      }
     }
     __syncthreads();
     if (threadIdx.x < digits) running[threadIdx.x] += c.count[threadIdx.x];

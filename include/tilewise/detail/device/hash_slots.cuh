@@ -24,6 +24,21 @@ namespace tilewise::detail {
 template <class K>
 using key_bits_t = cuda::std::conditional_t<sizeof(K) == 4, unsigned, unsigned long long>;
 
+/// The hash every group_by pass takes of a key's bits (the table slot from its low bits, the part
+/// from its top 8, the sub-part from the 8 below those, the distinct-key sketch): splitmix64's
+/// finaliser for 8-byte keys; for 4-byte keys murmur3's 32-bit finaliser, a bijection on 32 bits
+/// with a third of the 64-bit one's instructions, its word in both halves so that those bits are
+/// where the 64-bit hash has them.
+TILEWISE_DEVICE unsigned long long key_hash(unsigned long long kb) { return mix_bits(kb); }
+TILEWISE_DEVICE unsigned long long key_hash(unsigned kb) {
+  kb ^= kb >> 16;
+  kb *= 0x85EBCA6Bu;
+  kb ^= kb >> 13;
+  kb *= 0xC2B2AE35u;
+  kb ^= kb >> 16;
+  return static_cast<unsigned long long>(kb) << 32 | kb;
+}
+
 /// The key that marks a free block-table slot (any value would do: that key lives in a slot of
 /// its own). Chosen far from the small, extreme and sequential values keys tend to take.
 template <class U>
@@ -239,10 +254,13 @@ struct block_slots {
 /// A block's running vote on whether its table still pays: each thread counts its adds and
 /// those that found no room; every `Rounds` calls of round() (made by every thread of the block,
 /// a barrier) the block stops using the table for good once most threads missed it at least
-/// `Percent` % of the time (many more keys in use than slots).
-template <unsigned Block, unsigned Rounds, unsigned Percent>
+/// `Percent` % of the time (many more keys in use than slots). With MaxRounds > Rounds, a vote
+/// after which no thread has missed at all doubles the rounds to the next vote, up to MaxRounds
+/// (a table that holds every key stops paying for barriers); any miss sets them back to Rounds.
+template <unsigned Block, unsigned Rounds, unsigned Percent, unsigned MaxRounds = Rounds>
 struct table_vote {
-  unsigned tries = 0, misses = 0, rounds = 0;
+  static_assert(MaxRounds >= Rounds, "table_vote: MaxRounds >= Rounds");
+  unsigned tries = 0, misses = 0, rounds = 0, interval = Rounds;
   bool bypass    = false;  ///< the same in every thread of the block
 
   TILEWISE_DEVICE void count(bool in_table) {
@@ -250,9 +268,15 @@ struct table_vote {
     misses += in_table ? 0u : 1u;
   }
   TILEWISE_DEVICE void round() {
-    if (bypass || ++rounds != Rounds) return;
+    if (bypass || ++rounds != interval) return;
     bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(Percent);
     bypass          = __syncthreads_count(vote) > static_cast<int>(Block / 2);
+    if constexpr (MaxRounds > Rounds) {
+      if (!bypass) {
+        bool const missed = __syncthreads_or(misses != 0u) != 0;
+        interval          = missed ? Rounds : 2 * interval < MaxRounds ? 2 * interval : MaxRounds;
+      }
+    }
     tries = misses = rounds = 0;
   }
 };

@@ -17,7 +17,7 @@ namespace tilewise::detail {
 namespace cg = cooperative_groups;
 
 /// The rank that owns key k among `ranks`: the high half of (hash * ranks), with a hash that
-/// differs from the tables' (their slot comes from mix_bits of the plain key bits), so that one
+/// differs from the tables' (their slot comes from key_hash of the plain key bits), so that one
 /// rank's keys still spread over every slot of its tables.
 template <class K>
 TILEWISE_DEVICE unsigned owner_of(K k, unsigned ranks) {

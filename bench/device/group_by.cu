@@ -29,7 +29,8 @@ namespace tilewise_bench {
 /// A group_by tuning table with some values changed (at namespace scope: kernels take it).
 template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned BucketSlots, unsigned BucketKB,
           unsigned BucketMinBlocks, unsigned ScatterItems = tilewise::detail::group_by_tuned::value.scatter_items,
-          unsigned ProbeReads = tilewise::detail::group_by_tuned::value.probe_reads>
+          unsigned ProbeReads = tilewise::detail::group_by_tuned::value.probe_reads,
+          unsigned VoteMax    = tilewise::detail::group_by_tuned::value.bypass_rounds_max>
 struct group_by_variant {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
@@ -41,6 +42,7 @@ struct group_by_variant {
     t.bucket_min_blocks   = BucketMinBlocks;
     t.scatter_items       = ScatterItems;
     t.probe_reads         = ProbeReads;
+    t.bypass_rounds_max   = VoteMax;
     return t;
   }();
 };
@@ -410,11 +412,12 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, bypass 60 %, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 8 pairs per thread)",
+  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 8 pairs per thread)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
                                        "partition tiles of 4 pairs per thread",
-                                       "probes read a slot's key, CAS only a free slot"};
+                                       "probes read a slot's key, CAS only a free slot",
+                                       "a vote every 2 rounds"};
   using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
   using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
   using v_byp30  = group_by_variant<4, 0, 30, 8192, 100, 2>;
@@ -423,10 +426,12 @@ void run_group_by(device_env& env) {
   using v_large  = group_by_variant<4, 0, 60, 16384, 200, 1>;
   using v_s4     = group_by_variant<4, 0, 60, 8192, 100, 2, 4>;
   using v_read   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, 1>;
+  using v_vote2  = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.bypass_rounds>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform}, {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read>(
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2>(
       env, n, d, f, names);
   }
 

@@ -391,23 +391,28 @@ void run_group_by(device_env& env) {
     long long d;
     double ratio;
   };
-  int met = 0, goals = 0;
+  // A goal asking for less time than reading the pairs once took in this run is out of reach.
+  int met = 0, goals = 0, reachable = 0;
   for (goal const g : {goal{64, 6.0}, goal{4096, 5.0}, goal{1ll << 20, 2.0}, goal{n, 1.0}}) {
     for (gb_row const& r : rows) {
       if (r.types != "int32, int32" || r.dist != "uniform" || r.distinct != g.d) continue;
       ++goals;
-      double const s = r.cub_best() / r.ours;
+      double const s    = r.cub_best() / r.ours;
+      double const most = r.cub_best() / r.read_us;  // the speed-up of a call that only reads the pairs
       met += s >= g.ratio;
+      reachable += most >= g.ratio;
       if (s < g.ratio) {
-        std::printf("goal missed: group_by int32 %s distinct: %.2fx, goal %.1fx; ours %.1f us, read floor %.1f us "
-                    "(%.2fx of it), atomic floor %.1f us\n",
-                    distinct_name(g.d, n).c_str(), s, g.ratio, r.ours, r.read_us, r.ours / r.read_us, r.atomic_us);
+        std::printf("goal missed: group_by int32 %s distinct: %.2fx, goal %.1fx (the read floor allows %.2fx: %s); "
+                    "ours %.1f us, read floor %.1f us (%.2fx of it), atomic floor %.1f us\n",
+                    distinct_name(g.d, n).c_str(), s, g.ratio, most, most >= g.ratio ? "within reach" : "out of reach",
+                    r.ours, r.read_us, r.ours / r.read_us, r.atomic_us);
       }
     }
   }
-  std::printf("summary: group_by goals met in %d of %d rows (>= 6x at 64 keys, >= 5x at 4096, >= 2x at 2^20, "
-              ">= 1.0x all distinct, vs the faster CUB); floors: read of the pairs, atomic probe per row\n",
-              met, goals);
+  std::printf("summary: group_by goals met in %d of %d rows (%d of them within the read floor; >= 6x at 64 keys, "
+              ">= 5x at 4096, >= 2x at 2^20, >= 1.0x all distinct, vs the faster CUB); floors: read of the pairs, "
+              "atomic probe per row\n",
+              met, goals, reachable);
   for (auto const& w : warnings) std::printf("%s\n", w.c_str());
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");

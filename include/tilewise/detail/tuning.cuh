@@ -292,7 +292,7 @@ struct group_by_tuning {
   unsigned chunks;               ///< the input splits into about this many chunks (whole rounds):
                                  ///< the unit of the spill records and of the partition pass's blocks
   unsigned bypass_rounds;        ///< first-pass rounds per vote on bypassing the table ...
-  unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often;
+  unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
   unsigned bypass_rounds_max;    ///< a vote after rounds without a miss doubles the rounds to the next, up to this
   unsigned scatter_block;        ///< threads per block of the partition pass
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)

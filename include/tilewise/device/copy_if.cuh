@@ -76,7 +76,8 @@ struct row_masks {
   static constexpr unsigned words = (Items + 31) / 32;
   unsigned w[words];
 
-  /// keep(j): whether item j of the segment is kept; called on every lane for j = 32 m + lane.
+  /// keep(m): whether the lane's item of row m (item 32 m + lane) is kept; called on every lane
+  /// for every row, m a constant of the unrolled loop.
   template <class Keep>
   TILEWISE_DEVICE void build(Keep&& keep) {
     unsigned const lane = threadIdx.x % 32;
@@ -86,7 +87,7 @@ struct row_masks {
     }
 #pragma unroll
     for (unsigned m = 0; m < Items; ++m) {
-      unsigned const b = __ballot_sync(0xFFFFFFFFu, keep(32 * m + lane));
+      unsigned const b = __ballot_sync(0xFFFFFFFFu, keep(m));
       if (lane == m % 32) {
         w[m / 32] = b;
       }
@@ -112,24 +113,26 @@ struct row_masks {
 /// whole rows. Warp-collective.
 template <bool WarpCompact, unsigned Items, class T, class OutIt>
 TILEWISE_DEVICE void store_kept(warp_stage<T, Items>& stage, row_masks<Items> const& masks, OutIt o) {
-  unsigned const lane  = threadIdx.x % 32;
-  unsigned const below = (1u << lane) - 1u;
-  unsigned at          = 0;
+  unsigned const lane_off = stage.lane_offset();
+  unsigned const lane     = threadIdx.x % 32;
+  unsigned const below    = (1u << lane) - 1u;
   if constexpr (!WarpCompact) {
 #pragma unroll
-    for (unsigned m = 0; m < Items; ++m) {
+    for (unsigned m = 0; m < Items; ++m) {  // o: row m's first place
       unsigned const b = masks.row(m);
+      T const x        = stage.row_item(lane_off, m);  // read whether kept or not: one address per row
       if ((b >> lane) & 1u) {
-        o[at + __popc(b & below)] = stage.item(32 * m + lane);
+        o[__popc(b & below)] = x;
       }
-      at += __popc(b);
+      o += __popc(b);
     }
   } else {
+    unsigned at = 0;
 #pragma unroll
     for (unsigned m = 0; m < Items; ++m) {
       unsigned const b = masks.row(m);
       bool const kept  = (b >> lane) & 1u;
-      T const x        = stage.item(32 * m + lane);
+      T const x        = stage.row_item(lane_off, m);
       __syncwarp();
       if (kept) {
         stage.item(at + __popc(b & below)) = x;
@@ -202,10 +205,25 @@ TILEWISE_KERNEL void __launch_bounds__(select_params<Tuning, iter_value_t<InIt>,
       }
     },
     [&](stage_t& stage, tile_t const& tile) {
+      // A whole segment needs no bound per row: its rows take one shared load each.
+      unsigned const lane = threadIdx.x % 32;
+      bool const whole    = tile.count == 32 * I;
       if constexpr (Keep::flagged) {
-        masks.build([&](unsigned j) { return j < tile.count && bool(flag_stages[tile.warp].item(j)); });
+        auto& flags             = flag_stages[tile.warp];
+        unsigned const lane_off = flags.lane_offset();
+        if (whole) {
+          masks.build([&](unsigned m) { return bool(flags.row_item(lane_off, m)); });
+        } else {
+          masks.build([&](unsigned m) { return 32 * m + lane < tile.count && bool(flags.row_item(lane_off, m)); });
+        }
       } else {
-        masks.build([&](unsigned j) { return j < tile.count && bool(keep.pred(stage.item(j))); });
+        unsigned const lane_off = stage.lane_offset();
+        if (whole) {
+          masks.build([&](unsigned m) { return bool(keep.pred(stage.row_item(lane_off, m))); });
+        } else {
+          masks.build(
+            [&](unsigned m) { return 32 * m + lane < tile.count && bool(keep.pred(stage.row_item(lane_off, m))); });
+        }
       }
       return masks.count();
     },

@@ -106,6 +106,49 @@ struct warp_stage {
   /// conflicts, as the striped loads and stores are.
   TILEWISE_DEVICE T& item(unsigned j) { return slot[swz(j / V)].e[j % V]; }
 
+  /// Byte offset of item j in the stage.
+  __host__ __device__ static constexpr unsigned offset_of(unsigned j) {
+    return swz(j / V) * unsigned(sizeof(vec_t)) + (j % V) * unsigned(sizeof(T));
+  }
+
+  /// Row m of the segment is items [32 m, 32 m + 32), item 32 m + l on lane l. Where slots are a
+  /// power of two bytes, the swizzle moves a row as a whole: item 32 m + lane lies at
+  /// (offset_of(lane) ^ row_xor(m)) + row_add(m), both constants of m: row m's swizzle pattern
+  /// flips the bits of the lanes' offsets that lie within a row, the rest is a constant
+  /// (rows_by_xor checks it for every lane and row). An unrolled loop over the rows thus
+  /// addresses each item with one XOR and an immediate from the lane's offset_of(lane).
+  static constexpr bool pow2_slots = (sizeof(vec_t) & (sizeof(vec_t) - 1)) == 0;
+  __host__ __device__ static constexpr unsigned row_xor(unsigned m) {
+    unsigned const pattern   = ((32 / V) * m >> 3) & 7u;                         // swz's (j >> 3) & 7 in row m
+    unsigned const row_bytes = (32 / V) * static_cast<unsigned>(sizeof(vec_t));  // a row's slots
+    return (pattern * static_cast<unsigned>(sizeof(vec_t))) & (row_bytes - 1);
+  }
+  __host__ __device__ static constexpr unsigned row_add(unsigned m) { return offset_of(32 * m) - row_xor(m); }
+  __host__ __device__ static constexpr bool rows_by_xor() {
+    if (!pow2_slots) {
+      return false;
+    }
+    for (unsigned m = 0; m < Items; ++m) {
+      for (unsigned l = 0; l < 32; ++l) {
+        if (offset_of(32 * m + l) != (offset_of(l) ^ row_xor(m)) + row_add(m)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+  /// This lane's offset_of(lane), the base of its items of every row.
+  TILEWISE_DEVICE static unsigned lane_offset() { return offset_of(threadIdx.x % 32); }
+  /// Item 32 m + lane (= item(32 m + lane)), `lane_off` from lane_offset(); m a constant of an
+  /// unrolled loop.
+  TILEWISE_DEVICE T& row_item(unsigned lane_off, unsigned m) {
+    if constexpr (rows_by_xor()) {
+      return *reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(slot) + ((lane_off ^ row_xor(m)) + row_add(m)));
+    } else {
+      return item(32 * m + threadIdx.x % 32);
+    }
+  }
+
   /// N items of T side by side within one slot (N divides V), moved as one access.
   template <unsigned N>
   struct alignas(N * sizeof(T)) items {

@@ -28,6 +28,19 @@
 
 using namespace tw_test;
 
+// The stages of the tuned compactions address their rows with one XOR and an immediate
+// (warp_stage::row_item): values, and copy_flagged's values and 1-byte flags.
+template <class T, bool Flagged>
+constexpr bool rows_by_xor = tilewise::detail::warp_stage<
+  T, tilewise::detail::select_params<tilewise::detail::copy_if_tuned, T, Flagged>::items>::rows_by_xor();
+template <class T>
+constexpr bool flags_by_xor = tilewise::detail::warp_stage<
+  std::uint8_t, tilewise::detail::select_params<tilewise::detail::copy_if_tuned, T, true>::items>::rows_by_xor();
+static_assert(rows_by_xor<std::int8_t, false> && rows_by_xor<std::int32_t, false> && rows_by_xor<std::int64_t, false> &&
+              rows_by_xor<float, false> && rows_by_xor<double, false> && rows_by_xor<mat2, false>);
+static_assert(rows_by_xor<std::int32_t, true> && rows_by_xor<double, true> && flags_by_xor<std::int8_t> &&
+              flags_by_xor<std::int32_t> && flags_by_xor<double>);
+
 // At namespace scope (not anonymous): kernels taking them keep external linkage.
 
 /// Keeps a value whose lowest bit (of its first byte) is set: the generator below plants the

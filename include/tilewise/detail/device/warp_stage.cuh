@@ -33,7 +33,7 @@ struct warp_stage {
 
   /// Physical slot of vector j: the low three bits XOR the next three, a permutation of each
   /// group of 8 slots (128 bytes) that spreads both access patterns over all banks.
-  TILEWISE_DEVICE static constexpr unsigned swz(unsigned j) { return j ^ ((j >> 3) & 7u); }
+  __host__ __device__ static constexpr unsigned swz(unsigned j) { return j ^ ((j >> 3) & 7u); }
 
   /// How a whole, 16-byte aligned segment of `It` moves between global memory and the stage:
   /// 16-byte vectors of T (a raw pointer to T, or to a type with T's bits: converts_bitwise),
@@ -125,17 +125,18 @@ struct warp_stage {
   }
   __host__ __device__ static constexpr unsigned row_add(unsigned m) { return offset_of(32 * m) - row_xor(m); }
   __host__ __device__ static constexpr bool rows_by_xor() {
-    if (!pow2_slots) {
+    if constexpr (!pow2_slots) {
       return false;
-    }
-    for (unsigned m = 0; m < Items; ++m) {
-      for (unsigned l = 0; l < 32; ++l) {
-        if (offset_of(32 * m + l) != (offset_of(l) ^ row_xor(m)) + row_add(m)) {
-          return false;
+    } else {
+      for (unsigned m = 0; m < Items; ++m) {
+        for (unsigned l = 0; l < 32; ++l) {
+          if (offset_of(32 * m + l) != (offset_of(l) ^ row_xor(m)) + row_add(m)) {
+            return false;
+          }
         }
       }
+      return true;
     }
-    return true;
   }
   /// This lane's offset_of(lane), the base of its items of every row.
   TILEWISE_DEVICE static unsigned lane_offset() { return offset_of(threadIdx.x % 32); }

@@ -111,22 +111,23 @@ struct row_masks {
 /// store writes one contiguous run. `WarpCompact` first moves the kept items to the front of the
 /// stage (in place, row by row: an item only moves down, onto items already read) and stores
 /// whole rows. Warp-collective.
-template <bool WarpCompact, unsigned Items, class T, class OutIt>
-TILEWISE_DEVICE void store_kept(warp_stage<T, Items>& stage, row_masks<Items> const& masks, OutIt o) {
+template <bool WarpCompact, unsigned Items, class T, class OutIt, class Offset>
+TILEWISE_DEVICE void store_kept(warp_stage<T, Items>& stage, row_masks<Items> const& masks, OutIt out, Offset base) {
   unsigned const lane_off = stage.lane_offset();
   unsigned const lane     = threadIdx.x % 32;
   unsigned const below    = (1u << lane) - 1u;
   if constexpr (!WarpCompact) {
 #pragma unroll
-    for (unsigned m = 0; m < Items; ++m) {  // o: row m's first place
+    for (unsigned m = 0; m < Items; ++m) {  // base: row m's first place (Offset arithmetic: 32-bit where it fits)
       unsigned const b = masks.row(m);
       T const x        = stage.row_item(lane_off, m);  // read whether kept or not: one address per row
       if ((b >> lane) & 1u) {
-        o[__popc(b & below)] = x;
+        out[base + Offset(__popc(b & below))] = x;
       }
-      o += __popc(b);
+      base += Offset(__popc(b));
     }
   } else {
+    OutIt const o = out + base;
     unsigned at = 0;
 #pragma unroll
     for (unsigned m = 0; m < Items; ++m) {
@@ -231,7 +232,7 @@ TILEWISE_KERNEL void __launch_bounds__(select_params<Tuning, iter_value_t<InIt>,
     [&](stage_t& stage, tile_t const&, reservation<offset_t> const& r, typename pass_t::before_t const& before,
         unsigned) {
       unsigned const warp_base = __shfl_sync(0xFFFFFFFFu, before.value, 0);  // kept by the earlier warps
-      store_kept<params::table.warp_compact>(stage, masks, out + static_cast<long long>(r.base + warp_base));
+      store_kept<params::table.warp_compact>(stage, masks, out, offset_t(r.base + warp_base));
       if (r.last) {
         *num_out = r.total;
       }

@@ -75,6 +75,8 @@ __host__ __device__ T make_value(std::uint64_t r, values how) {
     return {std::uint32_t(r), std::uint32_t(r >> 32), std::uint32_t(mix64(r)), std::uint32_t(mix64(r) >> 32)};
   } else if constexpr (std::is_same_v<T, aff32>) {
     return {std::uint32_t(r), std::uint32_t(r >> 32)};
+  } else if constexpr (std::is_same_v<T, s12>) {
+    return {std::int32_t(r), std::int32_t(r >> 32), std::int32_t(mix64(r))};
   } else if constexpr (std::is_floating_point_v<T>) {
     if (how == values::small) return T(int(r % 9) - 4);
     return T(double(r >> 11) * 0x1.0p-52 - 1.0);

@@ -106,11 +106,12 @@ struct row_masks {
   TILEWISE_DEVICE unsigned row(unsigned m) const { return __shfl_sync(0xFFFFFFFFu, w[m / 32], m % 32); }
 };
 
-/// Stores the kept items of a warp's stage to o[0, kept), in order, row by row: a kept lane of
-/// row m writes to the row's offset plus the number of kept lanes below it, so each warp-wide
-/// store writes one contiguous run. `WarpCompact` first moves the kept items to the front of the
-/// stage (in place, row by row: an item only moves down, onto items already read) and stores
-/// whole rows. Warp-collective.
+/// Stores the kept items of a warp's stage to out[base, base + kept), in order, row by row: a
+/// kept lane of row m writes to the row's offset plus the number of kept lanes below it, so each
+/// warp-wide store writes one contiguous run. The offsets are Offset arithmetic (32-bit while the
+/// counts fit: one wide multiply-add per address). `WarpCompact` first moves the kept items to the
+/// front of the stage (in place, row by row: an item only moves down, onto items already read)
+/// and stores whole rows. Warp-collective.
 template <bool WarpCompact, unsigned Items, class T, class OutIt, class Offset>
 TILEWISE_DEVICE void store_kept(warp_stage<T, Items>& stage, row_masks<Items> const& masks, OutIt out, Offset base) {
   unsigned const lane_off = stage.lane_offset();
@@ -118,7 +119,7 @@ TILEWISE_DEVICE void store_kept(warp_stage<T, Items>& stage, row_masks<Items> co
   unsigned const below    = (1u << lane) - 1u;
   if constexpr (!WarpCompact) {
 #pragma unroll
-    for (unsigned m = 0; m < Items; ++m) {  // base: row m's first place (Offset arithmetic: 32-bit where it fits)
+    for (unsigned m = 0; m < Items; ++m) {  // base: row m's first place
       unsigned const b = masks.row(m);
       T const x        = stage.row_item(lane_off, m);  // read whether kept or not: one address per row
       if ((b >> lane) & 1u) {

@@ -76,21 +76,16 @@ struct row_masks {
   static constexpr unsigned words = (Items + 31) / 32;
   unsigned w[words];
 
-  /// keep(m): whether the lane's item of row m (item 32 m + lane) is kept; called on every lane
-  /// for every row, m a constant of the unrolled loop.
-  template <class Keep>
-  TILEWISE_DEVICE void build(Keep&& keep) {
+  /// The ballots of a segment of `count` items: kept(m) says whether the lane's item of row m
+  /// (item 32 m + lane) is kept, m a constant of the unrolled loop; it is called for the items
+  /// below `count` only. A whole segment (every tile's but the last) takes no bound per row.
+  template <class Kept>
+  TILEWISE_DEVICE void build(unsigned count, Kept&& kept) {
     unsigned const lane = threadIdx.x % 32;
-#pragma unroll
-    for (unsigned k = 0; k < words; ++k) {
-      w[k] = 0;
-    }
-#pragma unroll
-    for (unsigned m = 0; m < Items; ++m) {
-      unsigned const b = __ballot_sync(0xFFFFFFFFu, keep(m));
-      if (lane == m % 32) {
-        w[m / 32] = b;
-      }
+    if (count == 32 * Items) {
+      rows([&](unsigned m) { return kept(m); });
+    } else {
+      rows([&](unsigned m) { return 32 * m + lane < count && kept(m); });
     }
   }
   /// Kept items of this lane's rows.
@@ -104,6 +99,24 @@ struct row_masks {
   }
   /// The ballot of row m, on every lane (warp-collective).
   TILEWISE_DEVICE unsigned row(unsigned m) const { return __shfl_sync(0xFFFFFFFFu, w[m / 32], m % 32); }
+
+ private:
+  /// One ballot per row of keep(m), kept by lane m mod 32.
+  template <class Keep>
+  TILEWISE_DEVICE void rows(Keep&& keep) {
+    unsigned const lane = threadIdx.x % 32;
+#pragma unroll
+    for (unsigned k = 0; k < words; ++k) {
+      w[k] = 0;
+    }
+#pragma unroll
+    for (unsigned m = 0; m < Items; ++m) {
+      unsigned const b = __ballot_sync(0xFFFFFFFFu, keep(m));
+      if (lane == m % 32) {
+        w[m / 32] = b;
+      }
+    }
+  }
 };
 
 /// Stores the kept items of a warp's stage to out[base, base + kept), in order, row by row: a
@@ -121,7 +134,7 @@ TILEWISE_DEVICE void store_kept(warp_stage<T, Items>& stage, row_masks<Items> co
 #pragma unroll
     for (unsigned m = 0; m < Items; ++m) {  // base: row m's first place
       unsigned const b = masks.row(m);
-      T const x        = stage.row_item(lane_off, m);  // read whether kept or not: one address per row
+      T const x        = stage.row_item(lane_off, m);  // read before the test: the form measured (design page)
       if ((b >> lane) & 1u) {
         out[base + Offset(__popc(b & below))] = x;
       }
@@ -207,25 +220,13 @@ TILEWISE_KERNEL void __launch_bounds__(select_params<Tuning, iter_value_t<InIt>,
       }
     },
     [&](stage_t& stage, tile_t const& tile) {
-      // A whole segment needs no bound per row: its rows take one shared load each.
-      unsigned const lane = threadIdx.x % 32;
-      bool const whole    = tile.count == 32 * I;
       if constexpr (Keep::flagged) {
         auto& flags             = flag_stages[tile.warp];
         unsigned const lane_off = flags.lane_offset();
-        if (whole) {
-          masks.build([&](unsigned m) { return bool(flags.row_item(lane_off, m)); });
-        } else {
-          masks.build([&](unsigned m) { return 32 * m + lane < tile.count && bool(flags.row_item(lane_off, m)); });
-        }
+        masks.build(tile.count, [&](unsigned m) { return bool(flags.row_item(lane_off, m)); });
       } else {
         unsigned const lane_off = stage.lane_offset();
-        if (whole) {
-          masks.build([&](unsigned m) { return bool(keep.pred(stage.row_item(lane_off, m))); });
-        } else {
-          masks.build(
-            [&](unsigned m) { return 32 * m + lane < tile.count && bool(keep.pred(stage.row_item(lane_off, m))); });
-        }
+        masks.build(tile.count, [&](unsigned m) { return bool(keep.pred(stage.row_item(lane_off, m))); });
       }
       return masks.count();
     },

@@ -83,7 +83,7 @@ struct row_masks {
   TILEWISE_DEVICE void build(unsigned count, Kept&& kept) {
     unsigned const lane = threadIdx.x % 32;
     if (count == 32 * Items) {
-      rows([&](unsigned m) { return kept(m); });
+      rows(kept);
     } else {
       rows([&](unsigned m) { return 32 * m + lane < count && kept(m); });
     }

@@ -285,6 +285,8 @@ struct group_by_tuning {
   unsigned table_probes;         ///< first-pass table slots tried before a pair is spilled
   unsigned probe_reads;          ///< 1: a probe reads a slot's key and CASes only a free slot (both
                                  ///< table passes); 0: every probe is a CAS
+  unsigned home_miss_percent;    ///< first pass: the pairs of a round probe their home slots all at
+                                 ///< once until most threads see this many % miss there (0: never)
   unsigned peer_min;             ///< lanes holding lane 0's key that make a warp pre-aggregate with
                                  ///< match_any (tile::reduce_by_key), values combined by atomics
                                  ///< (0: never); all lanes: one tile::reduce ...
@@ -313,6 +315,7 @@ struct group_by_sm90 {
                                          .table_slots         = 8192,
                                          .table_probes        = 8,
                                          .probe_reads         = 0,
+                                         .home_miss_percent   = 10,
                                          .peer_min            = 0,
                                          .locked_peer_min     = 8,
                                          .chunks              = 2048,

@@ -148,8 +148,15 @@ TILEWISE_DEVICE void group_by_append(unsigned marked, U const (&ks)[I], T const 
 /// base + j * block + threadIdx.x), combines each through group_by_combine and
 /// `insert(key, value)` (false: no room), and appends the pairs that found no room
 /// (group_by_append). Block-uniform call.
-template <unsigned B, unsigned I, unsigned PeerMin, class U, class T, class Op, class Load, class Insert, class OnEach>
-TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, Op op, Insert&& insert,
+///
+/// `home`, a group_by_home_probes* or nullptr (never): where its `batched` is set (full rounds
+/// only), the warp pre-aggregates all I pairs first, then probes every pair's home slot at once
+/// (`table.home_cas`: the CASes all in flight together), adds the values of the keys found at
+/// home (`table.add_at`), and only then inserts the rest one by one from home (`insert`);
+/// `home->count` learns how many pairs missed their home.
+template <unsigned B, unsigned I, unsigned PeerMin, class U, class T, class Op, class Load, class Insert, class Home,
+          class OnEach>
+TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, Op op, Insert&& insert, Home home,
                                     unsigned* cursor, U* keys_out, T* values_out, long long out_base,
                                     OnEach&& on_each) {
   auto const warp = cg::tiled_partition<32>(cg::this_thread_block());
@@ -160,23 +167,89 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
   for (unsigned j = 0; j < I; ++j) {
     if (full || base + j * B + threadIdx.x < hi) load(base + j * B + threadIdx.x, k[j], v[j]);
   }
+  if constexpr (!cuda::std::is_same_v<Home, cuda::std::nullptr_t>) {
+    if (full && home->batched) {  // every index below is a constant: the pairs stay in registers
+      unsigned lead = 0;           // bit j: this lane puts pair j (its own, or the warp's)
+#pragma unroll
+      for (unsigned j = 0; j < I; ++j) {
+        bool const whole = warp.all(k[j] == warp.shfl(k[j], 0));
+        if (whole) v[j] = tile::reduce(warp, v[j], op);
+        lead |= (!whole || warp.thread_rank() == 0) ? 1u << j : 0u;
+      }
+      auto const& table = home->table;
+      unsigned at[I];
+      U seen[I];
+#pragma unroll
+      for (unsigned j = 0; j < I; ++j) {  // (the free key has a value slot of its own: insert)
+        at[j]   = table.home(key_hash(k[j]));
+        seen[j] = table.home_cas((lead >> j & 1u) && k[j] != free_key<U>, k[j], at[j]);
+      }
+      unsigned marked = 0, missed = 0;
+#pragma unroll
+      for (unsigned j = 0; j < I; ++j) {
+        if (!(lead >> j & 1u)) continue;
+        if (k[j] != free_key<U> && (seen[j] == free_key<U> || seen[j] == k[j])) {
+          table.add_at(at[j], v[j], op);
+          home->found();
+        } else {
+          missed += k[j] != free_key<U> ? 1u : 0u;
+          if (!insert(k[j], v[j])) marked |= 1u << j;
+        }
+      }
+      home->count(static_cast<unsigned>(__popc(lead)), missed);
+      group_by_append<I>(marked, k, v, cursor, keys_out, values_out, out_base, on_each);
+      return;
+    }
+  }
+  U ks[I];  // indexed by the loop below (local memory)
+  T vs[I];
+#pragma unroll
+  for (unsigned j = 0; j < I; ++j) {
+    ks[j] = k[j];
+    vs[j] = v[j];
+  }
   unsigned marked = 0;
 #pragma unroll 1
   for (unsigned j = 0; j < I; ++j) {  // one copy of the pair's code (registers: 2 blocks per SM)
     auto const put = [&](U kb, T const& r) {
       if (insert(kb, r)) return;
-      k[j] = kb;
-      v[j] = r;
+      ks[j] = kb;
+      vs[j] = r;
       marked |= 1u << j;
     };
     if (full) {
-      group_by_combine<PeerMin>(warp, k[j], v[j], op, put);
+      group_by_combine<PeerMin>(warp, ks[j], vs[j], op, put);
     } else if (base + j * B + threadIdx.x < hi) {
-      group_by_combine<PeerMin>(cg::coalesced_threads(), k[j], v[j], op, put);
+      group_by_combine<PeerMin>(cg::coalesced_threads(), ks[j], vs[j], op, put);
     }
   }
-  group_by_append<I>(marked, k, v, cursor, keys_out, values_out, out_base, on_each);
+  group_by_append<I>(marked, ks, vs, cursor, keys_out, values_out, out_base, on_each);
 }
+
+/// The first pass's choice of group_by_round's batched home probes, per block: on at the start
+/// (where the table holds few keys, nearly every pair finds its key at home); at each of the
+/// block's table votes, off for good once most threads saw at least `Percent` % of their pairs
+/// miss their home (a home probe that misses costs a second probe from home, one at a time).
+template <class Table, unsigned Block, unsigned Percent, class Found>
+struct group_by_home_probes {
+  using table_t = Table;
+  Table const& table;
+  Found found;  ///< called per pair added at its home
+  unsigned tries = 0, misses = 0;
+  bool batched   = Percent > 0;  ///< the same in every thread of the block
+
+  TILEWISE_DEVICE void count(unsigned pairs, unsigned missed) {
+    tries += pairs;
+    misses += missed;
+  }
+  /// Every thread of the block, when the block votes on its table (a barrier).
+  TILEWISE_DEVICE void vote() {
+    if (!batched) return;
+    bool const mine = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(Percent);
+    batched         = __syncthreads_count(mine) <= static_cast<int>(Block / 2);
+    tries = misses = 0;
+  }
+};
 
 /// The first pass's dynamic shared memory: its table, if one fits.
 template <class Tuning, class U, class T, class Op>
@@ -236,6 +309,10 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   long long at       = c0 * p.chunk_pairs;  // the block's next spill place (its spill never outgrows its pairs)
   table_vote<B, tune.bypass_rounds, tune.bypass_miss_percent, tune.bypass_rounds_max> vote;
   vote.bypass = !local_table;
+  // batched home probes: atomic values without match_any, where the tuning allows them
+  constexpr bool batch_homes = table_t::atomic && group_by_peer_min<Tuning, T, Op> == 0 && tune.home_miss_percent > 0;
+  auto const found_home      = [&] { vote.count(true); };
+  group_by_home_probes<table_t, B, tune.home_miss_percent, decltype(found_home)> homes{table, found_home};
   constexpr long long round = static_cast<long long>(B) * I;
   for (long long c = c0; c < c1; ++c) {
     long long const lo = c * p.chunk_pairs;
@@ -250,9 +327,16 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
         return in;
       };
       constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
-      group_by_round<B, I, peer_min, U, T>(base, hi, load, op, insert, &spilled, p.spill_keys, p.spill_values, at,
-                                           count_key);
-      vote.round();
+      if constexpr (batch_homes) {
+        group_by_round<B, I, peer_min, U, T>(base, hi, load, op, insert, &homes, &spilled, p.spill_keys,
+                                             p.spill_values, at, count_key);
+      } else {
+        group_by_round<B, I, peer_min, U, T>(base, hi, load, op, insert, nullptr, &spilled, p.spill_keys,
+                                             p.spill_values, at, count_key);
+      }
+      if (vote.round()) {
+        if constexpr (batch_homes) homes.vote();
+      }
     }
     long long const input_begin = base < hi ? base : hi;
     for (; base < hi; base += round) {
@@ -404,7 +488,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
       };
       for (long long base = a; base < z; base += static_cast<long long>(B) * I) {
         constexpr unsigned peer_min = group_by_peer_min<Tuning, T, Op>;
-        group_by_round<B, I, peer_min, U, T>(base, z, load, op, insert, &deferred, ak, av, a, [](U) {});
+        group_by_round<B, I, peer_min, U, T>(base, z, load, op, insert, nullptr, &deferred, ak, av, a, [](U) {});
       }
       __syncthreads();
       drain_table<B>(

@@ -215,6 +215,21 @@ struct block_slots {
     return false;
   }
 
+  /// The slot a key of this hash probes first.
+  TILEWISE_DEVICE unsigned home(unsigned long long hash) const { return static_cast<unsigned>(hash) & (slots - 1); }
+
+  /// add's first probe, as a CAS that every lane makes, so that no branch separates the home
+  /// probes of a thread's keys and they are all in flight before the first returns: where `go`,
+  /// kb (not the free key) into its home slot i, returning the slot's key before (kb is there now
+  /// if that was the free key or kb); elsewhere a CAS of the free key into slot `lane` where the
+  /// free key is, which changes nothing.
+  TILEWISE_DEVICE U home_cas(bool go, U kb, unsigned i) const {
+    return atomicCAS(keys + (go ? i : threadIdx.x % 32u), free_key<U>, go ? kb : free_key<U>);
+  }
+
+  /// Adds v to the value of slot i, a slot that holds its key.
+  TILEWISE_DEVICE void add_at(unsigned i, T const& v, Op op) const { combine(i, v, op); }
+
   TILEWISE_DEVICE void combine(unsigned i, T const& v, Op op) const {
     if constexpr (atomic) {
       atomic_apply(values + i, v, op);
@@ -267,8 +282,9 @@ struct table_vote {
     ++tries;
     misses += in_table ? 0u : 1u;
   }
-  TILEWISE_DEVICE void round() {
-    if (bypass || ++rounds != interval) return;
+  /// Whether the block voted (every thread gets the same answer).
+  TILEWISE_DEVICE bool round() {
+    if (bypass || ++rounds != interval) return false;
     bool const vote = tries > 0 && misses * 100ull >= tries * static_cast<unsigned long long>(Percent);
     bypass          = __syncthreads_count(vote) > static_cast<int>(Block / 2);
     if constexpr (MaxRounds > Rounds) {
@@ -278,6 +294,7 @@ struct table_vote {
       }
     }
     tries = misses = rounds = 0;
+    return true;
   }
 };
 

@@ -171,7 +171,7 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
     if (full && home->batched) {  // every index below is a constant: the pairs stay in registers
       unsigned lead = 0;           // bit j: this lane puts pair j (its own, or the warp's)
 #pragma unroll
-      for (unsigned j = 0; j < I; ++j) {
+      for (unsigned j = 0; j < I; ++j) {  // group_by_combine without match_any, the put deferred
         bool const whole = warp.all(k[j] == warp.shfl(k[j], 0));
         if (whole) v[j] = tile::reduce(warp, v[j], op);
         lead |= (!whole || warp.thread_rank() == 0) ? 1u << j : 0u;
@@ -232,7 +232,6 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
 /// miss their home (a home probe that misses costs a second probe from home, one at a time).
 template <class Table, unsigned Block, unsigned Percent, class Found>
 struct group_by_home_probes {
-  using table_t = Table;
   Table const& table;
   Found found;  ///< called per pair added at its home
   unsigned tries = 0, misses = 0;

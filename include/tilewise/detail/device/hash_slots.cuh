@@ -188,6 +188,9 @@ struct block_slots {
     }
   }
 
+  /// The slot a key of this hash probes first.
+  TILEWISE_DEVICE unsigned home(unsigned long long hash) const { return static_cast<unsigned>(hash) & (slots - 1); }
+
   /// Adds v to key kb's slot. False when kb is not in the table and none of the `probes` slots
   /// from its home was free (the caller takes the pair elsewhere; the key can then never enter
   /// this table, as slots are never freed: a key's pairs are either all here or all elsewhere).
@@ -202,7 +205,7 @@ struct block_slots {
       return true;
     }
     unsigned const mask = slots - 1;
-    unsigned i          = static_cast<unsigned>(hash) & mask;
+    unsigned i          = home(hash);
     for (unsigned p = 0; p < probes; ++p) {
       U old = read_first ? shared_load_relaxed(keys + i) : free_key<U>;
       if (old == free_key<U>) old = atomicCAS(keys + i, free_key<U>, kb);
@@ -214,9 +217,6 @@ struct block_slots {
     }
     return false;
   }
-
-  /// The slot a key of this hash probes first.
-  TILEWISE_DEVICE unsigned home(unsigned long long hash) const { return static_cast<unsigned>(hash) & (slots - 1); }
 
   /// add's first probe, as a CAS that every lane makes, so that no branch separates the home
   /// probes of a thread's keys and they are all in flight before the first returns: where `go`,

@@ -109,13 +109,15 @@ struct hist_shape {
   }();
 };
 
-/// The table with the 16-bit counters' kernel (one block per SM) at B threads x V vectors.
-template <unsigned B, unsigned V>
+/// The table with the 16-bit counters' kernel (one block per SM) at B threads x V vectors, and
+/// the next round's loads issued early (Ahead = 1) or not.
+template <unsigned B, unsigned V, unsigned Ahead = tilewise::detail::histogram_even_tuned::value.narrow_ahead>
 struct hist_narrow_shape {
   static constexpr tilewise::detail::histogram_even_tuning value = [] {
     auto t           = tilewise::detail::histogram_even_tuned::value;
     t.narrow_block   = B;
     t.narrow_vectors = V;
+    t.narrow_ahead   = Ahead;
     return t;
   }();
 };
@@ -450,13 +452,15 @@ shape_list<T> wide_shapes() {
           {"384 x 4 x 3", &ours_call<T, hist_shape<384, 4, 3>>}};
 }
 
-/// The table's shape of 16-bit counters (one block per SM) and three others.
+/// The table's shape of 16-bit counters (one block per SM), the same with the next round's loads
+/// issued early or not (whichever the table does not), and three others.
 template <class T>
 shape_list<T> narrow_shapes() {
-  auto const& table = tilewise::detail::histogram_even_tuned::value;
-  return {{"16-bit " + std::to_string(table.narrow_block) + " x " + std::to_string(table.narrow_vectors) +
-             " x 1 (default)",
-           &ours_call<T>},
+  constexpr auto table  = tilewise::detail::histogram_even_tuned::value;
+  std::string const tbl = "16-bit " + std::to_string(table.narrow_block) + " x " + std::to_string(table.narrow_vectors) + " x 1";
+  return {{tbl + (table.narrow_ahead ? ", next round ahead" : "") + " (default)", &ours_call<T>},
+          {tbl + (table.narrow_ahead ? "" : ", next round ahead"),
+           &ours_call<T, hist_narrow_shape<table.narrow_block, table.narrow_vectors, table.narrow_ahead ? 0 : 1>>},
           {"16-bit 512 x 8 x 1", &ours_call<T, hist_narrow_shape<512, 8>>},
           {"16-bit 1024 x 2 x 1", &ours_call<T, hist_narrow_shape<1024, 2>>},
           {"16-bit 768 x 4 x 1", &ours_call<T, hist_narrow_shape<768, 4>>}};
@@ -579,6 +583,7 @@ void run_histogram_even(device_env& env) {
   shape_row<std::int32_t>(env, n, 256, dist::uniform, wide_shapes<std::int32_t>());
   shape_row<std::int32_t>(env, n, 4096, dist::uniform, wide_shapes<std::int32_t>());
   shape_row<std::int32_t>(env, n, 65536, dist::uniform, narrow_shapes<std::int32_t>());
+  shape_row<std::int32_t>(env, n, 65536, dist::zipf, narrow_shapes<std::int32_t>());
   histogram_plan const table_plan = req(histogram_strategy::table);
   for (int bins : {65536, 1 << 20}) {
     for (dist d : {dist::uniform, dist::zipf}) {

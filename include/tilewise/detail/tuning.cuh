@@ -206,7 +206,8 @@ struct histogram_even_tuning {
   unsigned min_blocks_per_sm;  ///< a block's share of bins leaves room for this many blocks per SM
   unsigned narrow_block;       ///< 16-bit shared counters (bins beyond one pass of 32-bit ones): one
                                ///< block of this many threads per SM, all of its shared memory ...
-  unsigned narrow_vectors;     ///< ... and 16-byte loads in flight per thread
+  unsigned narrow_vectors;     ///< ... and 16-byte loads in flight per thread ...
+  unsigned narrow_ahead;       ///< ... and, if 1, the next round's loads issued before a round is counted
   unsigned max_shared_passes;  ///< most passes over the input with one block's 16-bit bins (one range
                                ///< each); beyond them the table strategy, or where it cannot run ...
   unsigned max_cluster;        ///< ... the largest thread-block cluster tried for distributed bins ...
@@ -232,6 +233,7 @@ struct histogram_even_sm90 {
                                                .min_blocks_per_sm = 2,
                                                .narrow_block      = 1024,
                                                .narrow_vectors    = 4,
+                                               .narrow_ahead      = 0,
                                                .max_shared_passes = 6,
                                                .max_cluster       = 16,
                                                .max_passes        = 8,

@@ -7,6 +7,8 @@
 // Thrust has no group-by or histogram: its version sorts and reduces by key. Both versions must
 // give the same answers; both times are printed (median of 5 runs, synchronized per stage).
 // Usage: thrust_pipeline [log2 of the record count, default 24]
+// Exit code: 0 when the answers agree, 1 when they differ, 77 without a CUDA device (the CTest test
+// example_thrust_pipeline skips then).
 #include <thrust/adjacent_difference.h>
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
@@ -202,7 +204,7 @@ using namespace pipeline;
 int main(int argc, char** argv) {
   if (tilewise::cuda_device_count() == 0) {
     std::printf("thrust_pipeline: no CUDA device, nothing to run\n");
-    return 0;
+    return 77;
   }
   int const lg      = argc > 1 ? std::atoi(argv[1]) : 24;
   std::int64_t const n = 1ll << std::clamp(lg, 1, 28);

@@ -457,7 +457,8 @@ shape_list<T> wide_shapes() {
 template <class T>
 shape_list<T> narrow_shapes() {
   constexpr auto table  = tilewise::detail::histogram_even_tuned::value;
-  std::string const tbl = "16-bit " + std::to_string(table.narrow_block) + " x " + std::to_string(table.narrow_vectors) + " x 1";
+  std::string const tbl =
+    "16-bit " + std::to_string(table.narrow_block) + " x " + std::to_string(table.narrow_vectors) + " x 1";
   return {{tbl + (table.narrow_ahead ? ", next round ahead" : "") + " (default)", &ours_call<T>},
           {tbl + (table.narrow_ahead ? "" : ", next round ahead"),
            &ours_call<T, hist_narrow_shape<table.narrow_block, table.narrow_vectors, table.narrow_ahead ? 0 : 1>>},

@@ -152,7 +152,7 @@ TILEWISE_DEVICE void group_by_append(unsigned marked, U const (&ks)[I], T const 
 /// `home`, a group_by_home_probes* or nullptr (never): where its `batched` is set (full rounds
 /// only), the warp pre-aggregates all I pairs first, then probes every pair's home slot at once
 /// (`table.home_cas`: the CASes all in flight together), adds the values of the keys found at
-/// home (`table.add_at`), and only then inserts the rest one by one from home (`insert`);
+/// home (`table.combine`), and only then inserts the rest one by one from home (`insert`);
 /// `home->count` learns how many pairs missed their home.
 template <unsigned B, unsigned I, unsigned PeerMin, class U, class T, class Op, class Load, class Insert, class Home,
           class OnEach>
@@ -189,7 +189,7 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
       for (unsigned j = 0; j < I; ++j) {
         if (!(lead >> j & 1u)) continue;
         if (k[j] != free_key<U> && (seen[j] == free_key<U> || seen[j] == k[j])) {
-          table.add_at(at[j], v[j], op);
+          table.combine(at[j], v[j], op);
           home->found();
         } else {
           missed += k[j] != free_key<U> ? 1u : 0u;

@@ -227,9 +227,7 @@ struct block_slots {
     return atomicCAS(keys + (go ? i : threadIdx.x % 32u), free_key<U>, go ? kb : free_key<U>);
   }
 
-  /// Adds v to the value of slot i, a slot that holds its key.
-  TILEWISE_DEVICE void add_at(unsigned i, T const& v, Op op) const { combine(i, v, op); }
-
+  /// Adds v to the value of slot i, a slot that holds its key (i == Capacity: the free key's).
   TILEWISE_DEVICE void combine(unsigned i, T const& v, Op op) const {
     if constexpr (atomic) {
       atomic_apply(values + i, v, op);

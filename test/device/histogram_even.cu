@@ -3,8 +3,8 @@
 // samples; uniform, single-bin and Zipf data with samples below, above, NaN and infinite; every
 // size of the size list, input offset by one element; every strategy (shared copies, 16-bit
 // shared counters, cluster sizes, several passes, global bins, a hash table of bins per block)
-// forced on the same input; the table strategy at 2^20 bins; 16-bit counters carrying; the
-// automatic plans; two streams.
+// forced on the same input; the table strategy at 2^20 bins; 16-bit counters carrying, and with
+// the next round's loads issued ahead; the automatic plans; two streams.
 // histogram_even_more.cu: edges, counters, iterators, > 2^31 samples, graph capture, bad arguments.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -190,6 +190,47 @@ TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters handing on their carr
         // one bin takes all: the blocks take more than narrow_carry samples each on average, so they carry
         CHECK(p.copies == 1);
         if (d == histogram_data::single_bin) CHECK(n / p.blocks > (long long)narrow_carry);
+      }
+    }
+  }
+}
+
+// The 16-bit counters' kernel with the next round's loads issued before a round is counted.
+struct narrow_loads_ahead {
+  static constexpr tilewise::detail::histogram_even_tuning value = [] {
+    auto t         = tilewise::detail::histogram_even_tuned::value;
+    t.narrow_ahead = 1;
+    return t;
+  }();
+};
+
+TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters with the next round's loads ahead, vs CUB", T,
+                   std::int16_t, std::int32_t) {
+  // The sizes end inside a round and inside a vector, so the loads issued ahead run past the
+  // input's end in the last round; one bin taking every sample makes the blocks carry.
+  long long const big = std::min(1ll << max_log2(), 1ll << 22) + 5;
+  device_buffer<T> in{std::size_t(big)};
+  for (int bins : {257, 4096}) {
+    levels<T> const l(bins);
+    for (long long n : {1ll, 1025ll, big}) {
+      for (histogram_data d : {histogram_data::single_bin, histogram_data::zipf}) {
+        gen_samples(in.get(), n, spec_for<T>(d, bins, 13 * n + 5 * bins + int(d)));
+        for (unsigned passes : {1u, 2u}) {
+          histogram_plan p;
+          p.strategy     = histogram_strategy::shared;
+          p.counter_bits = 16;
+          p.passes       = passes;
+          p.copies       = 1;
+          CAPTURE(sizeof(T));
+          CAPTURE(bins);
+          CAPTURE(n);
+          CAPTURE(histogram_data_name(d));
+          CAPTURE(passes);
+          CHECK(same_as_cub<T const*, int, typename levels<T>::level_t, narrow_loads_ahead>(in.get(), bins, l.lo,
+                                                                                              l.hi, n, &p));
+          CHECK(p.counter_bits == 16);
+          CHECK(p.passes == passes);
+        }
       }
     }
   }

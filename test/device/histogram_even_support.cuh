@@ -21,14 +21,17 @@ using tilewise::detail::histogram_strategy;
 
 /// Our histogram of in[0, n) into hist (poisoned temp storage; a request for the strategy when
 /// `plan` is given, which then holds the plan that ran). Synchronizes.
-template <class It, class Counter, class Level>
+/// Ours on in[0, n): the public call, or with `plan` the dispatch under `Tuning`, which fills in
+/// the plan it ran (the tunings the tests use change kernels, not the temp storage the public call
+/// asks for).
+template <class It, class Counter, class Level, class Tuning = tilewise::detail::histogram_even_tuned>
 void ours(It in, Counter* hist, int bins, Level lo, Level hi, long long n, histogram_plan* plan = nullptr) {
   std::size_t bytes = 0;
   REQUIRE(tilewise::device::histogram_even(nullptr, bytes, in, hist, bins, lo, hi, n) == cudaSuccess);
   device_buffer<unsigned char> temp(bytes);
   temp.poison();
   if (plan) {
-    REQUIRE(tilewise::detail::dispatch_histogram_even<tilewise::detail::histogram_even_tuned>(
+    REQUIRE(tilewise::detail::dispatch_histogram_even<Tuning>(
               temp.get(), bytes, thrust::try_unwrap_contiguous_iterator(in), hist, bins, lo, hi, n, 0, plan) ==
             cudaSuccess);
   } else {
@@ -48,12 +51,12 @@ inline char const* strategy_name(histogram_strategy s) {
 }
 
 /// Ours and CUB's on in[0, n), poisoned outputs, compared counter for counter; returns whether equal.
-template <class It, class Counter, class Level>
+template <class It, class Counter, class Level, class Tuning = tilewise::detail::histogram_even_tuned>
 bool same_as_cub(It in, int bins, Level lo, Level hi, long long n, histogram_plan* plan = nullptr) {
   device_buffer<Counter> a{std::size_t(bins) + 1}, b{std::size_t(bins) + 1};
   a.poison();
   b.poison();
-  ours(in, a.get(), bins, lo, hi, n, plan);
+  ours<It, Counter, Level, Tuning>(in, a.get(), bins, lo, hi, n, plan);
   cub_histogram_even(in, b.get(), bins, lo, hi, n);
   mismatch const m = compare_bits(a.get(), b.get(), bins + 1);  // one past the end: untouched by both
   if (m.count) {

@@ -404,15 +404,13 @@ struct tiny_tables {
   }();
 };
 // Atomic values pre-aggregated with match_any (tile::reduce_by_key) where 8 lanes of a warp
-// share lane 0's key, as values under a lock are by default; 2 chunks, so that the partition
-// pass takes chunks of more than one tile whenever many pairs reach it; and a partition block per
-// chunk walking its tiles (the default has one per tile).
+// share lane 0's key, as values under a lock are by default; and 2 chunks, so that the partition
+// pass takes chunks of more than one tile whenever many pairs reach it.
 struct matching_peers {
   static constexpr tilewise::detail::group_by_tuning value = [] {
-    auto t            = tilewise::detail::group_by_tuned::value;
-    t.peer_min        = 8;
-    t.chunks          = 2;
-    t.scatter_cursors = 0;
+    auto t     = tilewise::detail::group_by_tuned::value;
+    t.peer_min = 8;
+    t.chunks   = 2;
     return t;
   }();
 };

@@ -301,8 +301,6 @@ struct group_by_tuning {
   unsigned scatter_block;        ///< threads per block of the partition pass
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
-  unsigned scatter_cursors;      ///< 1: a partition block per tile, reserving its places per part and chunk
-                                 ///< with atomics; 0: a partition block per chunk, walking its tiles
   unsigned bucket_block;         ///< threads per block of the bucket pass
   unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
   unsigned bucket_table_bytes;   ///< shared memory of a bucket block's hash table ...
@@ -329,7 +327,6 @@ struct group_by_sm90 {
                                          .scatter_block       = 512,
                                          .scatter_items       = 8,
                                          .scatter_min_blocks  = 2,
-                                         .scatter_cursors     = 1,
                                          .bucket_block        = 512,
                                          .bucket_min_blocks   = 2,
                                          .bucket_table_bytes  = 100 << 10,

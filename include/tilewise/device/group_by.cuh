@@ -373,30 +373,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   distinct_sketch::merge<B>(sketch, p.sketch);
 }
 
-/// Pair t of chunk `rec`'s pairs still to be combined: its spilled pairs, then its input pairs.
-template <class KeysIn, class ValuesIn, class U, class T>
-struct group_by_chunk_pairs {
-  KeysIn keys;
-  ValuesIn values;
-  group_by_parts<U, T> const& p;
-  group_by_chunk const& rec;
-
-  TILEWISE_DEVICE long long spilled() const { return rec.spill_end - rec.spill_begin; }
-  TILEWISE_DEVICE long long count() const { return spilled() + rec.input_end - rec.input_begin; }
-  TILEWISE_DEVICE void operator()(long long t, U& k, T& v) const {
-    long long const sp = spilled();
-    if (t < sp) {
-      k = p.spill_keys[rec.spill_begin + t];
-      v = p.spill_values[rec.spill_begin + t];
-    } else {
-      k = static_cast<U>(group_by_load(keys, rec.input_begin + (t - sp)));
-      v = group_by_load(values, rec.input_begin + (t - sp));
-    }
-  }
-};
-
-/// Partition pass, a block per chunk (scatter_cursors 0): block c writes chunk c's pairs into
-/// their parts tile by tile, at the places the scanned counts give.
+/// Partition pass: block c writes chunk c's pairs (spilled ones, then input ones) into their
+/// parts, at the places the scanned counts give.
 template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
   group_by_scatter_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
@@ -410,55 +388,20 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::valu
   long long const c        = blockIdx.x;
   group_by_chunk const rec = p.chunk[c];
   for (unsigned i = threadIdx.x; i < hash_parts; i += B) running[i] = p.offsets[i * p.chunks + c];
-  group_by_chunk_pairs<KeysIn, ValuesIn, U, T> const pairs{keys, values, p, rec};
+  long long const spilled = rec.spill_end - rec.spill_begin;
+  long long const total   = spilled + rec.input_end - rec.input_begin;
   scatter_t{group_by_smem, ctr}.range(
-    pairs.count(), pairs, [](U k) { return hash_part(key_hash(k)); }, hash_parts, running, p.part_keys, p.part_values);
-}
-
-/// Partition pass, a block per tile (scatter_cursors 1): block (c, j) writes tiles j, j +
-/// gridDim.y, ... of chunk c's pairs into their parts (one tile where gridDim.y covers the chunk).
-/// The scanned count of (part d, chunk c) is the cursor of that chunk's pairs in part d: each tile
-/// reserves its run in it with one atomicAdd, so the tiles of a chunk need no order among
-/// themselves, and after the pass the cursor is where the next chunk's pairs in part d begin
-/// (group_by_part_range).
-template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
-TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
-  group_by_tile_scatter_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
-  constexpr unsigned B = Tuning::value.scatter_block;
-  constexpr unsigned I = Tuning::value.scatter_items;
-  using scatter_t      = part_scatter<B, I, U, T>;
-  extern __shared__ __align__(16) unsigned char group_by_smem[];
-  __shared__ typename scatter_t::counters ctr;
-
-  long long const c        = blockIdx.x;
-  group_by_chunk const rec = p.chunk[c];
-  group_by_chunk_pairs<KeysIn, ValuesIn, U, T> const pairs{keys, values, p, rec};
-  long long const count = pairs.count();
-  scatter_t const scatter{group_by_smem, ctr};
-  auto const part    = [](U kb) { return hash_part(key_hash(kb)); };
-  auto const reserve = [&](unsigned d, unsigned n) {
-    return atomicAdd(p.offsets + (d * p.chunks + c), static_cast<unsigned long long>(n));
-  };
-  long long const stride = static_cast<long long>(gridDim.y) * scatter_t::tile;
-  for (long long base = static_cast<long long>(blockIdx.y) * scatter_t::tile; base < count; base += stride) {
-    U k[I];
-    T v[I];
-    scatter.load_tile(base, count, pairs, k, v);
-    scatter.scatter_tile(base, count, k, v, part, hash_parts, reserve, p.part_keys, p.part_values);
-  }
-}
-
-/// Part d's pairs after the partition pass: [s, e) of the part arrays. The scanned counts are
-/// part-major; with cursors (scatter_cursors 1) each entry has advanced to the next one's start.
-template <class Tuning, class U, class T>
-TILEWISE_DEVICE void group_by_part_range(group_by_parts<U, T> const& p, unsigned d, long long& s, long long& e) {
-  if constexpr (Tuning::value.scatter_cursors != 0) {
-    s = d == 0 ? 0 : static_cast<long long>(p.offsets[d * p.chunks - 1]);
-    e = static_cast<long long>(p.offsets[d * p.chunks + p.chunks - 1]);
-  } else {
-    s = static_cast<long long>(p.offsets[d * p.chunks]);
-    e = static_cast<long long>(p.offsets[(d + 1) * p.chunks]);
-  }
+    total,
+    [&](long long t, U& k, T& v) {
+      if (t < spilled) {
+        k = p.spill_keys[rec.spill_begin + t];
+        v = p.spill_values[rec.spill_begin + t];
+      } else {
+        k = static_cast<U>(group_by_load(keys, rec.input_begin + (t - spilled)));
+        v = group_by_load(values, rec.input_begin + (t - spilled));
+      }
+    },
+    [](U k) { return hash_part(key_hash(k)); }, hash_parts, running, p.part_keys, p.part_values);
 }
 
 /// The sub-part bits of a part of `pairs` pairs: none when they fit the table even if all
@@ -563,8 +506,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
     }
   };
 
-  long long s = 0, e = 0;
-  group_by_part_range<Tuning>(p, blockIdx.x, s, e);
+  long long const s    = static_cast<long long>(p.offsets[blockIdx.x * p.chunks]);
+  long long const e    = static_cast<long long>(p.offsets[(blockIdx.x + 1) * p.chunks]);
   float const distinct = distinct_sketch::estimate<B>(p.sketch, sketch_parts);
   if (e > s) {
     unsigned const bits = group_by_sub_bits<Tuning>(e - s, distinct, S);
@@ -722,25 +665,13 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
   TILEWISE_RETURN_IF_ERROR(device::exclusive_scan(temp_layout::at<unsigned char>(temp, scan), scan_bytes, p.offsets,
                                                   p.offsets, entries, plus, 0ull, stream));
 
+  auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
   constexpr std::size_t scatter_smem = part_scatter<tune.scatter_block, tune.scatter_items, U, T>::bytes;
-  if constexpr (tune.scatter_cursors != 0) {
-    // a chunk holds at most chunk_pairs pairs of its own plus, for a first-pass block's last chunk,
-    // its table's entries (the slots and the free key's)
-    constexpr long long tile  = static_cast<long long>(tune.scatter_block) * tune.scatter_items;
-    constexpr long long slots = group_by_slots<U, T, Op>(tune.table_bytes, tune.table_slots);
-    long long const tiles     = cuda::ceil_div(plan.chunk_pairs + slots + 1, tile);
-    long long const tiles_y   = tiles < 65535 ? tiles : 65535;  // the grid's y limit: blocks then stride
-    auto const scatter        = group_by_tile_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
+  if constexpr (scatter_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));
-    scatter<<<dim3(static_cast<unsigned>(plan.chunks), static_cast<unsigned>(tiles_y)), tune.scatter_block, scatter_smem,
-              stream>>>(keys_in, values_in, p);
-  } else {
-    auto const scatter = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
-    TILEWISE_RETURN_IF_ERROR(
-      cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));
-    scatter<<<static_cast<unsigned>(plan.chunks), tune.scatter_block, scatter_smem, stream>>>(keys_in, values_in, p);
   }
+  scatter<<<static_cast<unsigned>(plan.chunks), tune.scatter_block, scatter_smem, stream>>>(keys_in, values_in, p);
   TILEWISE_RETURN_IF_ERROR(cudaPeekAtLastError());
 
   auto const bucket                 = group_by_bucket_kernel<Tuning, K, T, Op, KeysOut, AggregatesOut, NumGroupsOut>;

@@ -50,11 +50,8 @@ TILEWISE_DEVICE void warp_exclusive_sums(unsigned const* c, unsigned* s, unsigne
 
 /// Moves a tile of up to Block x Items pairs to the parts their digits name, through shared
 /// memory: the tile is ranked by digit (a shared atomic per pair) and laid out part by part, then
-/// written out in that order, so a part's pairs of the tile are one contiguous run. Where a part's
-/// run goes is reserved once per tile and part: `reserve(d, count)` returns the first place of
-/// `count` places in part d (count > 0), from a running place per part that advances (`range`)
-/// or from a cursor shared by all the tiles of a chunk (group_by's partition pass). Order within a
-/// part is not kept.
+/// written out in that order, so a part's pairs of the tile are one contiguous run. `running[d]`
+/// is part d's next free place and advances. Order within a part is not kept.
 template <unsigned Block, unsigned Items, class U, class T>
 struct part_scatter {
   static constexpr unsigned tile         = Block * Items;
@@ -67,7 +64,6 @@ struct part_scatter {
   struct counters {
     unsigned count[hash_parts];
     unsigned start[hash_parts];
-    unsigned long long base[hash_parts];  ///< the place of the tile's entry t of digit d: base[d] + t
   };
 
   U* keys;
@@ -83,9 +79,8 @@ struct part_scatter {
 
   /// Every thread of the block calls with its pairs: item j is the tile's entry j x Block +
   /// threadIdx.x, present when below `n`; d[j] < digits <= 256 its part.
-  template <class Reserve>
   TILEWISE_DEVICE void operator()(U const (&k)[Items], T const (&v)[Items], unsigned const (&d)[Items], unsigned n,
-                                  unsigned digits, Reserve&& reserve, U* keys_out, T* values_out) const {
+                                  unsigned digits, unsigned long long* running, U* keys_out, T* values_out) const {
     if (threadIdx.x < digits) c.count[threadIdx.x] = 0u;
     __syncthreads();
     unsigned rank[Items];
@@ -96,9 +91,6 @@ struct part_scatter {
     __syncthreads();
     if (threadIdx.x < 32) warp_exclusive_sums(c.count, c.start, digits);
     __syncthreads();
-    if (threadIdx.x < digits && c.count[threadIdx.x] > 0u) {  // (base may wrap below 0; base + t, t >= start, does not)
-      c.base[threadIdx.x] = reserve(threadIdx.x, c.count[threadIdx.x]) - c.start[threadIdx.x];
-    }
 #pragma unroll
     for (unsigned j = 0; j < Items; ++j) {
       if (j * Block + threadIdx.x < n) {
@@ -113,33 +105,30 @@ struct part_scatter {
     for (unsigned j = 0; j < Items; ++j) {  // unrolled: the lookups of all of a thread's pairs in flight
       unsigned const t = j * Block + threadIdx.x;
       if (t < n) {
-        unsigned long long const pos = c.base[digit[t]] + t;
+        unsigned const dt            = digit[t];
+        unsigned long long const pos = running[dt] + (t - c.start[dt]);
         keys_out[pos]                = keys[t];
         values_out[pos]              = values[t];
       }
     }
     __syncthreads();
+    if (threadIdx.x < digits) running[threadIdx.x] += c.count[threadIdx.x];
   }
 
   /// Every thread of the block calls: moves `count` pairs, tile by tile, to their parts.
-  /// `load(i, key, value)` reads pair i (0 <= i < count); `digit(key)` < digits is its part;
-  /// `running[d]` (shared) is part d's next free place and advances.
+  /// `load(i, key, value)` reads pair i (0 <= i < count); `digit(key)` < digits is its part.
   template <class Load, class Digit>
   TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
                              U* keys_out, T* values_out) const {
-    auto const advance = [running](unsigned d, unsigned n) {
-      unsigned long long const first = running[d];
-      running[d]                     = first + n;
-      return first;
-    };
     for (long long base = 0; base < count; base += tile) {
       U k[Items];
       T v[Items];
       load_tile(base, count, load, k, v);
-      scatter_tile(base, count, k, v, digit, digits, advance, keys_out, values_out);
+      scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
     }
   }
 
+ private:
   /// This thread's pairs of the tile at `base`: item j is pair base + j x Block + threadIdx.x.
   template <class Load>
   TILEWISE_DEVICE static void load_tile(long long base, long long count, Load& load, U (&k)[Items], T (&v)[Items]) {
@@ -150,16 +139,16 @@ struct part_scatter {
     }
   }
 
-  /// The tile at `base`, loaded by load_tile, to its parts. Every thread of the block calls.
-  template <class Digit, class Reserve>
+  /// The tile at `base`, loaded by load_tile, to its parts.
+  template <class Digit>
   TILEWISE_DEVICE void scatter_tile(long long base, long long count, U const (&k)[Items], T const (&v)[Items],
-                                    Digit& digit, unsigned digits, Reserve&& reserve, U* keys_out,
+                                    Digit& digit, unsigned digits, unsigned long long* running, U* keys_out,
                                     T* values_out) const {
     unsigned d[Items];
 #pragma unroll
     for (unsigned j = 0; j < Items; ++j) d[j] = base + j * Block + threadIdx.x < count ? digit(k[j]) : 0u;
     long long const left = count - base;
-    (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, reserve, keys_out, values_out);
+    (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out);
   }
 };
 

@@ -207,7 +207,8 @@ struct narrow_loads_ahead {
 TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters with the next round's loads ahead, vs CUB", T,
                    std::int16_t, std::int32_t) {
   // The sizes end inside a round and inside a vector, so the loads issued ahead run past the
-  // input's end in the last round; one bin taking every sample makes the blocks carry.
+  // input's end in the last round; one bin taking every sample makes the blocks carry (in the
+  // full-size run).
   long long const big = std::min(1ll << max_log2(), 1ll << 22) + 5;
   device_buffer<T> in{std::size_t(big)};
   for (int bins : {257, 4096}) {

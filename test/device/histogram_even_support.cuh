@@ -20,10 +20,8 @@ using tilewise::detail::histogram_plan;
 using tilewise::detail::histogram_strategy;
 
 /// Our histogram of in[0, n) into hist (poisoned temp storage; a request for the strategy when
-/// `plan` is given, which then holds the plan that ran). Synchronizes.
-/// Ours on in[0, n): the public call, or with `plan` the dispatch under `Tuning`, which fills in
-/// the plan it ran (the tunings the tests use change kernels, not the temp storage the public call
-/// asks for).
+/// `plan` is given, which then holds the plan that ran; with a plan the dispatch runs under
+/// `Tuning`, whose kernels may differ from the default's but not its temp storage). Synchronizes.
 template <class It, class Counter, class Level, class Tuning = tilewise::detail::histogram_even_tuned>
 void ours(It in, Counter* hist, int bins, Level lo, Level hi, long long n, histogram_plan* plan = nullptr) {
   std::size_t bytes = 0;

@@ -119,28 +119,23 @@ TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& s
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) raw[u] = __ldcs(p + at + t + u * B);
       };
+      uint4 next[U];  // Ahead: the loads of the round at `base`, issued one round early
       if constexpr (Ahead) {
-        uint4 next[U];  // the loads of the round at `base`, issued one round early
         if (base + B * U <= sp.vecs) load_round(next, base);
+      }
 #pragma unroll 1
-        for (; base + B * U <= sp.vecs; base += stride) {
-          uint4 raw[U];
+      for (; base + B * U <= sp.vecs; base += stride) {
+        uint4 raw[U];
+        if constexpr (Ahead) {
 #pragma unroll
           for (unsigned u = 0; u < U; ++u) raw[u] = next[u];
           if (base + stride + B * U <= sp.vecs) load_round(next, base + stride);
-          round_begin();
-#pragma unroll
-          for (unsigned u = 0; u < U; ++u) each(raw[u]);
-        }
-      } else {
-#pragma unroll 1
-        for (; base + B * U <= sp.vecs; base += stride) {
-          uint4 raw[U];
+        } else {
           load_round(raw, base);
-          round_begin();
-#pragma unroll
-          for (unsigned u = 0; u < U; ++u) each(raw[u]);
         }
+        round_begin();
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) each(raw[u]);
       }
       round_begin();
 #pragma unroll

@@ -206,10 +206,20 @@ struct narrow_loads_ahead {
 
 TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters with the next round's loads ahead, vs CUB", T,
                    std::int16_t, std::int32_t) {
-  // The sizes end inside a round and inside a vector, so the loads issued ahead run past the
-  // input's end in the last round; one bin taking every sample makes the blocks carry (in the
-  // full-size run).
-  long long const big = std::min(1ll << max_log2(), 1ll << 22) + 5;
+  // A block loads a round ahead only if it takes two full rounds or more: the grid is at most
+  // the blocks resident at once (SMs x threads per SM / block), so the full-size input has over
+  // twice that many rounds, and ends inside a round and inside a vector (the last full round has
+  // no next one to load ahead; the rest is read after it). One bin taking every sample makes the
+  // blocks carry. The sanitizer runs (inputs up to 2^16) take one round per block.
+  using tilewise::detail::narrow_carry;
+  constexpr auto tune           = narrow_loads_ahead::value;
+  constexpr long long per_round = static_cast<long long>(tune.narrow_block) * tune.narrow_vectors * (16 / sizeof(T));
+  int dev = 0, sms = 0, threads = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) == cudaSuccess);
+  long long const full = (2ll * sms * (threads / tune.narrow_block) + 1) * per_round + 5;
+  long long const big  = std::min(1ll << max_log2(), full);
   device_buffer<T> in{std::size_t(big)};
   for (int bins : {257, 4096}) {
     levels<T> const l(bins);
@@ -231,6 +241,10 @@ TEST_CASE_TEMPLATE("histogram_even: 16-bit shared counters with the next round's
                                                                                               l.hi, n, &p));
           CHECK(p.counter_bits == 16);
           CHECK(p.passes == passes);
+          if (n == full) {
+            CHECK(n / per_round >= 2ll * p.blocks);  // every block takes two full rounds or more
+            if (d == histogram_data::single_bin) CHECK(n / p.blocks > (long long)narrow_carry);
+          }
         }
       }
     }

@@ -7,12 +7,11 @@
 // the Thrust idioms (a sorted bins, sorted + upper_bound + adjacent_difference; copies +
 // sort_by_key + reduce_by_key).
 //
-// Each time is the median host wall-clock time of one complete call (warm-up first, the Thrust-style
-// and device calls interleaved, then the thrust:: idiom's calls, each timed call right after an
-// untimed one of its own); inputs
-// rotate through buffers at least twice the L2 size. Ends with summary lines for the goals:
-// >= 1.0x thrust at every n, within max(2 us, 2 %) of the device call, exclusive_scan >= 5x
-// thrust at 2^20.
+// Each time is the median host wall-clock time of one complete call (warm-up first, the
+// Thrust-style and device calls interleaved, then the thrust:: idiom's calls, each timed call
+// right after an untimed one of its own); inputs rotate through buffers at least twice the L2
+// size. Ends with summary lines for the goals: >= 1.0x thrust at every n, within max(2 us, 2 %)
+// of the device call, exclusive_scan >= 5x thrust at 2^20.
 //
 // Usage: thrust_bench [--quick] [--csv FILE] [--only reduce,inclusive_scan,...]
 #include <cub/device/device_histogram.cuh>

@@ -2,7 +2,7 @@
 # The full check on a machine with a CUDA GPU:
 #   configure (Ninja) -> build everything with all cores -> the whole CTest suite ->
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
-#   optionally the benchmarks in quick mode (thrust_bench in full: seconds).
+#   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N]
 #                              [--time-limit SECS] [--suites REGEX] [--build DIR]
 #   --no-sanitizers skips the compute-sanitizer runs (one per core at a time): for a benchmark run;
@@ -244,16 +244,11 @@ else
 fi
 
 if [ "$bench" -eq 1 ]; then
-  echo "== benchmarks (quick, thrust_bench in full, at ${SECONDS} s)"
+  echo "== benchmarks (quick, at ${SECONDS} s)"
   for b in "$build"/bench/*_bench; do
     [ -x "$b" ] || continue
     name=$(basename "$b")
-    # thrust_bench's full run takes seconds, and its launch-bound rows need its 21 samples to be
-    # judged against a 2 us limit (with 7 quick samples, launch-bound group_by rows land a few us
-    # past it in some runs)
-    mode=--quick
-    [ "$name" = thrust_bench ] && mode=
-    "$b" $mode --csv "$logs/$name.csv" >"$logs/$name.md" 2>&1
+    "$b" --quick --csv "$logs/$name.csv" >"$logs/$name.md" 2>&1
     rc=$?
     cat "$logs/$name.md"
     record "$name" "$rc"

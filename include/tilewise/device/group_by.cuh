@@ -201,29 +201,22 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
       return;
     }
   }
-  U ks[I];  // indexed by the loop below (local memory)
-  T vs[I];
-#pragma unroll
-  for (unsigned j = 0; j < I; ++j) {
-    ks[j] = k[j];
-    vs[j] = v[j];
-  }
   unsigned marked = 0;
-#pragma unroll 1
-  for (unsigned j = 0; j < I; ++j) {  // one copy of the pair's code (registers: 2 blocks per SM)
+#pragma unroll
+  for (unsigned j = 0; j < I; ++j) {  // every index a constant: the pairs stay in registers
     auto const put = [&](U kb, T const& r) {
       if (insert(kb, r)) return;
-      ks[j] = kb;
-      vs[j] = r;
+      k[j] = kb;
+      v[j] = r;
       marked |= 1u << j;
     };
     if (full) {
-      group_by_combine<PeerMin>(warp, ks[j], vs[j], op, put);
+      group_by_combine<PeerMin>(warp, k[j], v[j], op, put);
     } else if (base + j * B + threadIdx.x < hi) {
-      group_by_combine<PeerMin>(cg::coalesced_threads(), ks[j], vs[j], op, put);
+      group_by_combine<PeerMin>(cg::coalesced_threads(), k[j], v[j], op, put);
     }
   }
-  group_by_append<I>(marked, ks, vs, cursor, keys_out, values_out, out_base, on_each);
+  group_by_append<I>(marked, k, v, cursor, keys_out, values_out, out_base, on_each);
 }
 
 /// The first pass's choice of group_by_round's batched home probes, per block: on at the start

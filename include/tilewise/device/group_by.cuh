@@ -204,9 +204,8 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
   unsigned marked = 0;
 #pragma unroll
   for (unsigned j = 0; j < I; ++j) {  // every index a constant: the pairs stay in registers
-    auto const put = [&](U kb, T const& r) {
+    auto const put = [&](U kb, T const& r) {  // kb is k[j]: a lane puts only its own key
       if (insert(kb, r)) return;
-      k[j] = kb;
       v[j] = r;
       marked |= 1u << j;
     };

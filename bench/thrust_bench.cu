@@ -458,10 +458,10 @@ int main(int argc, char** argv) {
   cudaDeviceProp const prop = device_properties();
   timer tm;
   // The goal compares two medians to within 2 us, at calls whose host time jitters by several us:
-  // the full run takes 101 timed calls per variant (about half a minute), enough that two runs put
-  // the same row within a fraction of a microsecond. Quick (21 timed, 1 warm-up) is a smoke test:
-  // rows whose difference to the device call moves by a few us between runs can land past the
-  // 2 us limit in a quick run; the goal rows are the full run's.
+  // the full run takes 101 timed calls per variant, where 21 left the same row a few us apart
+  // between runs (a median's spread shrinks with the square root of the count). Quick (21 timed,
+  // 1 warm-up; the whole run takes seconds) is a smoke test: a row can land past the 2 us limit
+  // in a quick run; the goal rows are the full run's.
   tm = opt.quick ? timer{1, 21} : timer{3, 101};
   cudaStream_t s{};
   TW_BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

@@ -456,13 +456,12 @@ int main(int argc, char** argv) {
   if (int const rc = parse_options(argc, argv, "thrust_bench", usage, opt); rc >= 0) return rc;
   if (skip_without_device("thrust_bench")) return exit_skipped;
   cudaDeviceProp const prop = device_properties();
-  timer tm;
   // The goal compares two medians to within 2 us, at calls whose host time jitters by several us:
   // the full run takes 101 timed calls per variant, where 21 left the same row a few us apart
   // between runs (a median's spread shrinks with the square root of the count). Quick (21 timed,
   // 1 warm-up; the whole run takes seconds) is a smoke test: a row can land past the 2 us limit
   // in a quick run; the goal rows are the full run's.
-  tm = opt.quick ? timer{1, 21} : timer{3, 101};
+  timer const tm = opt.quick ? timer{1, 21} : timer{3, 101};
   cudaStream_t s{};
   TW_BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::printf("thrust_bench on %s (%d SMs, L2 %d MB): median host time of one complete call, us\n\n", prop.name,

@@ -31,7 +31,9 @@ template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned Buc
           unsigned BucketMinBlocks, unsigned ScatterItems = tilewise::detail::group_by_tuned::value.scatter_items,
           unsigned ProbeReads = tilewise::detail::group_by_tuned::value.probe_reads,
           unsigned VoteMax    = tilewise::detail::group_by_tuned::value.bypass_rounds_max,
-          unsigned HomeMiss   = tilewise::detail::group_by_tuned::value.home_miss_percent>
+          unsigned HomeMiss   = tilewise::detail::group_by_tuned::value.home_miss_percent,
+          unsigned ScatterBlock     = tilewise::detail::group_by_tuned::value.scatter_block,
+          unsigned ScatterMinBlocks = tilewise::detail::group_by_tuned::value.scatter_min_blocks>
 struct group_by_variant {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
@@ -45,6 +47,8 @@ struct group_by_variant {
     t.probe_reads         = ProbeReads;
     t.bypass_rounds_max   = VoteMax;
     t.home_miss_percent   = HomeMiss;
+    t.scatter_block       = ScatterBlock;
+    t.scatter_min_blocks  = ScatterMinBlocks;
     return t;
   }();
 };
@@ -419,14 +423,15 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 8 pairs per thread)",
+  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
                                        "partition tiles of 4 pairs per thread",
                                        "probes read a slot's key, CAS only a free slot",
                                        "a vote every 2 rounds",
                                        "home probes never batched",
-                                       "home probes batched until 30 % miss"};
+                                       "home probes batched until 30 % miss",
+                                       "partition tiles of 512 threads x 8 pairs, 2 per SM"};
   using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
   using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
   using v_byp30  = group_by_variant<4, 0, 30, 8192, 100, 2>;
@@ -441,11 +446,13 @@ void run_group_by(device_env& env) {
                                     tuned::value.bypass_rounds_max, 0>;
   using v_home30 = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, 30>;
+  using v_p512   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent, 512, 2>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0, v_home30>(
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0, v_home30, v_p512>(
       env, n, d, f, names);
   }
 

@@ -254,7 +254,7 @@ TEST_CASE("group_by: minimum and maximum (integers and floating point, exact)") 
   }
 }
 
-TEST_CASE("group_by: values under a lock (16- and 12-byte structs, a user functor, int16), vs CUB") {
+TEST_CASE("group_by: values under a lock (16-, 12- and 48-byte structs, a user functor, int16), vs CUB") {
   for (long long n : {1ll, 33ll, 4097ll, capped((1ll << 20) + 1)}) {
     for (unsigned long long d : {1ull, 2ull, 64ull, 4096ull, 1ull << 16, all_distinct}) {
       check_case<std::uint64_t, s16>(n, spec_of(d, 31), s16_op{});
@@ -262,6 +262,7 @@ TEST_CASE("group_by: values under a lock (16- and 12-byte structs, a user functo
       check_case<std::int32_t, s12>(n, spec_of(d, 33), s12_plus{});
       check_case<std::int32_t, std::int32_t>(n, spec_of(d, 34), user_plus{});
       check_case<std::int64_t, std::int16_t>(n, spec_of(d, 35), cuda::std::plus<>{});
+      check_case<std::int64_t, s48>(n, spec_of(d, 36), s48_plus{});  // fewer pairs per partition tile
     }
   }
 }

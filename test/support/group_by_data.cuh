@@ -38,6 +38,20 @@ struct s16_op {
   }
 };
 
+/// 48 bytes, combined by s48_plus (wrapping sums of its words): wide enough that the partition
+/// tiles hold fewer pairs per thread than for narrower values.
+struct s48 {
+  std::uint64_t w[6];
+  friend bool operator==(s48 const&, s48 const&) = default;
+};
+struct s48_plus {
+  __host__ __device__ s48 operator()(s48 const& a, s48 const& b) const {
+    s48 r;
+    for (int i = 0; i < 6; ++i) r.w[i] = a.w[i] + b.w[i];
+    return r;
+  }
+};
+
 enum class key_dist { uniform, zipf, distinct };
 
 inline char const* dist_name(key_dist d) {
@@ -104,13 +118,18 @@ __host__ __device__ inline std::uint64_t rank_of(std::uint64_t i, key_spec const
 }
 
 /// Value of pair i: full-range integers (wrapping sums), floating point uniform in [-1, 1) (sums
-/// near zero: their rounding error stays far below the tolerance), s16 random.
+/// near zero: their rounding error stays far below the tolerance), s16 and s48 random.
 template <class T>
 __host__ __device__ T pair_value(std::uint64_t i, std::uint64_t seed) {
   std::uint64_t const r = mix64(i * 0x9E3779B97F4A7C15ull ^ seed);
   if constexpr (std::is_same_v<T, s16>) {
     std::uint64_t const r2 = mix64(r);
     return {r, std::uint32_t(r2), std::uint32_t(r2 >> 32)};
+  } else if constexpr (std::is_same_v<T, s48>) {
+    s48 v;
+    v.w[0] = r;
+    for (int k = 1; k < 6; ++k) v.w[k] = mix64(v.w[k - 1]);
+    return v;
   } else if constexpr (std::is_floating_point_v<T>) {
     return T(double(r >> 11) * 0x1.0p-52 - 1.0);
   } else {

@@ -299,7 +299,8 @@ struct group_by_tuning {
   unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
   unsigned bypass_rounds_max;    ///< a vote after rounds without a miss doubles the rounds to the next, up to this
   unsigned scatter_block;        ///< threads per block of the partition pass
-  unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter)
+  unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter; fewer
+                                 ///< for wide values: part_scatter_items)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
   unsigned bucket_block;         ///< threads per block of the bucket pass
   unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
@@ -324,9 +325,9 @@ struct group_by_sm90 {
                                          .bypass_rounds       = 2,
                                          .bypass_miss_percent = 60,
                                          .bypass_rounds_max   = 16,
-                                         .scatter_block       = 512,
+                                         .scatter_block       = 1024,
                                          .scatter_items       = 8,
-                                         .scatter_min_blocks  = 2,
+                                         .scatter_min_blocks  = 1,
                                          .bucket_block        = 512,
                                          .bucket_min_blocks   = 2,
                                          .bucket_table_bytes  = 100 << 10,

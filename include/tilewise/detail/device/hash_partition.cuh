@@ -48,6 +48,24 @@ TILEWISE_DEVICE void warp_exclusive_sums(unsigned const* c, unsigned* s, unsigne
   }
 }
 
+/// Shared memory of a part_scatter stage of `tile` pairs: the keys, the values and a digit byte each.
+template <class U, class T>
+__host__ __device__ constexpr std::size_t part_scatter_bytes(unsigned tile) {
+  return cuda::round_up(tile * sizeof(U), std::size_t(16)) + cuda::round_up(tile * sizeof(T), std::size_t(16)) + tile;
+}
+
+/// The most shared memory a part_scatter stage may take: an sm_90 block may have 227 KB, and the
+/// kernels that scatter keep up to 27 KB of static shared memory beside the stage.
+inline constexpr std::size_t part_scatter_max_bytes = 200u << 10;
+
+/// Pairs per thread of a part_scatter of Block threads: `items`, halved while the stage would
+/// pass part_scatter_max_bytes (wide values), 0 when not even one pair per thread fits.
+template <unsigned Block, class U, class T>
+__host__ __device__ constexpr unsigned part_scatter_items(unsigned items) {
+  while (items > 0 && part_scatter_bytes<U, T>(Block * items) > part_scatter_max_bytes) items /= 2;
+  return items;
+}
+
 /// Moves a tile of up to Block x Items pairs to the parts their digits name, through shared
 /// memory: the tile is ranked by digit (a shared atomic per pair) and laid out part by part, then
 /// written out in that order, so a part's pairs of the tile are one contiguous run. `running[d]`
@@ -57,8 +75,9 @@ struct part_scatter {
   static constexpr unsigned tile         = Block * Items;
   static constexpr std::size_t values_at = cuda::round_up(tile * sizeof(U), std::size_t(16));
   static constexpr std::size_t digits_at = values_at + cuda::round_up(tile * sizeof(T), std::size_t(16));
-  static constexpr std::size_t bytes     = digits_at + tile;  ///< the stage (dynamic shared memory)
+  static constexpr std::size_t bytes     = part_scatter_bytes<U, T>(tile);  ///< the stage (dynamic shared memory)
   static_assert(Block % 32 == 0 && Block >= hash_parts, "part_scatter: whole warps, a thread per part");
+  static_assert(Items > 0, "part_scatter: at least one pair per thread");
 
   /// Per-digit counters of one tile (static shared memory, the caller's).
   struct counters {

@@ -416,6 +416,17 @@ void run_copy_if(device_env& env) {
   // Alternative tables (the first is the default): ratio > 1 means the alternative is faster.
   std::printf("\n| algorithm | T | kept | n | table | us | default/table |\n|---|---|---|---|---|---|---|\n");
   using tilewise::detail::copy_if_tuned;
+  {  // 2^20: one launch's latency; smaller tiles put more blocks and fewer items per thread on each SM
+    long long const n = 1ll << 20;
+    for (int percent : {1, 50, 99}) {
+      tune<std::int32_t, copy_if_tuned, copy_if_variant<16384, 6, false>, copy_if_variant<8192, 6, false>>(
+        env, v_copy_if, percent, n);
+    }
+    tune<double, copy_if_tuned, copy_if_variant<16384, 6, false>, copy_if_variant<8192, 6, false>>(env, v_copy_if, 50,
+                                                                                                  n);
+    tune<std::int32_t, copy_if_tuned, copy_if_variant<16384, 6, false>, copy_if_variant<8192, 6, false>>(
+      env, v_unordered, 50, n);
+  }
   for (int lg : {24, 28}) {
     long long const n = 1ll << lg;
     // 512 threads: the same 32 KB tiles with half the items (and ballots, stores) per thread

@@ -33,7 +33,8 @@ template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned Buc
           unsigned VoteMax    = tilewise::detail::group_by_tuned::value.bypass_rounds_max,
           unsigned HomeMiss   = tilewise::detail::group_by_tuned::value.home_miss_percent,
           unsigned ScatterBlock     = tilewise::detail::group_by_tuned::value.scatter_block,
-          unsigned ScatterMinBlocks = tilewise::detail::group_by_tuned::value.scatter_min_blocks>
+          unsigned ScatterMinBlocks = tilewise::detail::group_by_tuned::value.scatter_min_blocks,
+          unsigned TableSlots       = tilewise::detail::group_by_tuned::value.table_slots>
 struct group_by_variant {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
@@ -49,6 +50,7 @@ struct group_by_variant {
     t.home_miss_percent   = HomeMiss;
     t.scatter_block       = ScatterBlock;
     t.scatter_min_blocks  = ScatterMinBlocks;
+    t.table_slots         = TableSlots;
     return t;
   }();
 };
@@ -431,7 +433,8 @@ void run_group_by(device_env& env) {
                                        "a vote every 2 rounds",
                                        "home probes never batched",
                                        "home probes batched until 30 % miss",
-                                       "partition tiles of 512 threads x 8 pairs, 2 per SM"};
+                                       "partition tiles of 512 threads x 8 pairs, 2 per SM",
+                                       "first-pass tables of 16384 slots (int32: 128 KB, 1 block per SM)"};
   using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
   using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
   using v_byp30  = group_by_variant<4, 0, 30, 8192, 100, 2>;
@@ -448,11 +451,14 @@ void run_group_by(device_env& env) {
                                     tuned::value.bypass_rounds_max, 30>;
   using v_p512   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, tuned::value.home_miss_percent, 512, 2>;
+  using v_t16k   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
+                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 16384>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0, v_home30, v_p512>(
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0, v_home30, v_p512, v_t16k>(
       env, n, d, f, names);
   }
 

@@ -458,8 +458,8 @@ void run_group_by(device_env& env) {
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0, v_home30, v_p512, v_t16k>(
-      env, n, d, f, names);
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
+             v_home30, v_p512, v_t16k>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

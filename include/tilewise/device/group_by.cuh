@@ -672,7 +672,8 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
                                                   p.offsets, entries, plus, 0ull, stream));
 
   auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
-  constexpr std::size_t scatter_smem = part_scatter_bytes<U, T>(tune.scatter_block * group_by_scatter_items<Tuning, U, T>);
+  constexpr unsigned scatter_tile    = tune.scatter_block * group_by_scatter_items<Tuning, U, T>;
+  constexpr std::size_t scatter_smem = part_scatter_bytes<U, T>(scatter_tile);
   if constexpr (scatter_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));
@@ -698,8 +699,9 @@ namespace tilewise::device {
 ///        row `(key, op-reduction of the values of its pairs)`, rows in unspecified order.
 /// @tparam KeysInputIt   random-access iterator to int32, uint32, int64 or uint64 keys (raw pointer,
 ///                       thrust::device_ptr, Thrust fancy iterators); every key value is valid
-/// @tparam ValuesInputIt random-access iterator to values of any trivially copyable type T (the
-///                       aggregate type is the iterator's value type)
+/// @tparam ValuesInputIt random-access iterator to values of any trivially copyable type T of at
+///                       most about 190 bytes (the aggregate type is the iterator's value type;
+///                       a larger T stops at compile time)
 /// @tparam KeysOutputIt  random-access output iterator for keys
 /// @tparam AggregatesOutputIt random-access output iterator for aggregates (T)
 /// @tparam NumGroupsOutputIt random-access output iterator to an integer (device memory)

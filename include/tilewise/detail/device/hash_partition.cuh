@@ -54,8 +54,8 @@ __host__ __device__ constexpr std::size_t part_scatter_bytes(unsigned tile) {
   return cuda::round_up(tile * sizeof(U), std::size_t(16)) + cuda::round_up(tile * sizeof(T), std::size_t(16)) + tile;
 }
 
-/// The most shared memory a part_scatter stage may take: an sm_90 block may have 227 KB, and the
-/// kernels that scatter keep up to 27 KB of static shared memory beside the stage.
+/// The most shared memory a part_scatter stage may take: an sm_90 block may have 227 KB, which
+/// leaves 27 KB for the static shared memory of the kernels that scatter (22 KB at most).
 inline constexpr std::size_t part_scatter_max_bytes = 200u << 10;
 
 /// Pairs per thread of a part_scatter of Block threads: `items`, halved while the stage would

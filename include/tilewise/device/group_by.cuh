@@ -365,15 +365,11 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   distinct_sketch::merge<B>(sketch, p.sketch);
 }
 
-/// Pairs per thread of a partition tile: scatter_items, fewer where wide values would not fit the
-/// stage (part_scatter_items).
-template <class Tuning, class U, class T>
-inline constexpr unsigned group_by_scatter_items =
-  part_scatter_items<Tuning::value.scatter_block, U, T>(Tuning::value.scatter_items);
-/// ... and of a tile of a bucket block's split.
-template <class Tuning, class U, class T>
-inline constexpr unsigned group_by_split_items =
-  part_scatter_items<Tuning::value.bucket_block, U, T>(Tuning::value.scatter_items);
+/// The scatter of Block threads with scatter_items pairs each, fewer where wide values would not
+/// fit the stage (part_scatter_items): the partition pass's (scatter_block) and the bucket pass's
+/// split (bucket_block). The kernels and the host's shared-memory sizes name the same type.
+template <class Tuning, unsigned Block, class U, class T>
+using group_by_scatter_t = part_scatter<Block, part_scatter_items<Block, U, T>(Tuning::value.scatter_items), U, T>;
 
 /// Partition pass: block c writes chunk c's pairs (spilled ones, then input ones) into their
 /// parts, at the places the scanned counts give.
@@ -381,8 +377,7 @@ template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
   group_by_scatter_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
   constexpr unsigned B = Tuning::value.scatter_block;
-  constexpr unsigned I = group_by_scatter_items<Tuning, U, T>;
-  using scatter_t      = part_scatter<B, I, U, T>;
+  using scatter_t      = group_by_scatter_t<Tuning, B, U, T>;
   extern __shared__ __align__(16) unsigned char group_by_smem[];
   __shared__ typename scatter_t::counters ctr;
   __shared__ unsigned long long running[hash_parts];
@@ -429,7 +424,7 @@ __host__ __device__ constexpr std::size_t group_by_bucket_smem() {
   constexpr group_by_tuning tune = Tuning::value;
   constexpr unsigned S           = group_by_slots<U, T, Op>(tune.bucket_table_bytes, tune.bucket_table_slots);
   constexpr std::size_t table    = block_slots<U, T, Op, S < 64 ? 64 : S>::bytes;
-  constexpr std::size_t stage    = part_scatter_bytes<U, T>(tune.bucket_block * group_by_split_items<Tuning, U, T>);
+  constexpr std::size_t stage    = group_by_scatter_t<Tuning, tune.bucket_block, U, T>::bytes;
   return table > stage ? table : stage;
 }
 
@@ -448,13 +443,13 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
   constexpr group_by_tuning tune = Tuning::value;
   constexpr unsigned B           = tune.bucket_block;
   constexpr unsigned I           = tune.items;
-  using U                        = key_bits_t<K>;
-  constexpr unsigned SI          = group_by_split_items<Tuning, U, T>;
   constexpr unsigned W           = B / 32;
+  using U                        = key_bits_t<K>;
   constexpr unsigned S           = group_by_slots<U, T, Op>(tune.bucket_table_bytes, tune.bucket_table_slots);
   static_assert(S >= 64, "group_by: a bucket table must hold 64 slots (bucket_table_bytes is too small for T)");
   using table_t                  = block_slots<U, T, Op, S>;
-  using scatter_t                = part_scatter<B, SI, U, T>;
+  using scatter_t                = group_by_scatter_t<Tuning, B, U, T>;
+  constexpr unsigned SI          = scatter_t::items;
   using count_v                  = iter_value_t<NumGroupsOut>;
   using count_t                  = cuda::std::conditional_t<cuda::std::is_void_v<count_v>, long long, count_v>;
 
@@ -599,8 +594,8 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
   static_assert(cuda::std::is_integral_v<K> && !cuda::std::is_same_v<K, bool> && (sizeof(K) == 4 || sizeof(K) == 8),
                 "tilewise::device::group_by: keys must be 4- or 8-byte integers (int32, uint32, int64, uint64)");
   static_assert(cuda::std::is_trivially_copyable_v<T>, "tilewise::device::group_by: values must be trivially copyable");
-  static_assert(group_by_scatter_items<Tuning, key_bits_t<K>, T> > 0 &&
-                  group_by_split_items<Tuning, key_bits_t<K>, T> > 0,
+  static_assert(part_scatter_items<Tuning::value.scatter_block, key_bits_t<K>, T>(1) > 0 &&
+                  part_scatter_items<Tuning::value.bucket_block, key_bits_t<K>, T>(1) > 0,
                 "tilewise::device::group_by: values too large for the partition pass (a pair per thread of a "
                 "block must fit 200 KB of shared memory: at most about 190 bytes)");
   using U                        = key_bits_t<K>;
@@ -672,8 +667,7 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
                                                   p.offsets, entries, plus, 0ull, stream));
 
   auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
-  constexpr unsigned scatter_tile    = tune.scatter_block * group_by_scatter_items<Tuning, U, T>;
-  constexpr std::size_t scatter_smem = part_scatter_bytes<U, T>(scatter_tile);
+  constexpr std::size_t scatter_smem = group_by_scatter_t<Tuning, tune.scatter_block, U, T>::bytes;
   if constexpr (scatter_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));

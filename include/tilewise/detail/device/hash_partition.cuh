@@ -72,6 +72,7 @@ __host__ __device__ constexpr unsigned part_scatter_items(unsigned items) {
 /// is part d's next free place and advances. Order within a part is not kept.
 template <unsigned Block, unsigned Items, class U, class T>
 struct part_scatter {
+  static constexpr unsigned items        = Items;
   static constexpr unsigned tile         = Block * Items;
   static constexpr std::size_t values_at = cuda::round_up(tile * sizeof(U), std::size_t(16));
   static constexpr std::size_t digits_at = values_at + cuda::round_up(tile * sizeof(T), std::size_t(16));

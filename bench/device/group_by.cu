@@ -34,7 +34,10 @@ template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned Buc
           unsigned HomeMiss   = tilewise::detail::group_by_tuned::value.home_miss_percent,
           unsigned ScatterBlock     = tilewise::detail::group_by_tuned::value.scatter_block,
           unsigned ScatterMinBlocks = tilewise::detail::group_by_tuned::value.scatter_min_blocks,
-          unsigned TableSlots       = tilewise::detail::group_by_tuned::value.table_slots>
+          unsigned TableSlots       = tilewise::detail::group_by_tuned::value.table_slots,
+          unsigned Block            = tilewise::detail::group_by_tuned::value.block,
+          unsigned MinBlocks        = tilewise::detail::group_by_tuned::value.min_blocks,
+          unsigned ScatterAhead     = tilewise::detail::group_by_tuned::value.scatter_ahead>
 struct group_by_variant {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
@@ -51,6 +54,9 @@ struct group_by_variant {
     t.scatter_block       = ScatterBlock;
     t.scatter_min_blocks  = ScatterMinBlocks;
     t.table_slots         = TableSlots;
+    t.block               = Block;
+    t.min_blocks          = MinBlocks;
+    t.scatter_ahead       = ScatterAhead;
     return t;
   }();
 };
@@ -425,7 +431,7 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM)",
+  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
                                        "partition tiles of 4 pairs per thread",
@@ -434,7 +440,10 @@ void run_group_by(device_env& env) {
                                        "home probes never batched",
                                        "home probes batched until 30 % miss",
                                        "partition tiles of 512 threads x 8 pairs, 2 per SM",
-                                       "first-pass tables of 16384 slots (int32: 128 KB, 1 block per SM)"};
+                                       "first-pass tables of 16384 slots (int32: 128 KB, 1 block per SM)",
+                                       "first-pass blocks of 1024 threads, 1 per SM",
+                                       "first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM",
+                                       "scatters load a tile after the one before is written out"};
   using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
   using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
   using v_byp30  = group_by_variant<4, 0, 30, 8192, 100, 2>;
@@ -454,12 +463,23 @@ void run_group_by(device_env& env) {
   using v_t16k   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
                                     tuned::value.scatter_block, tuned::value.scatter_min_blocks, 16384>;
+  using v_b1k    = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
+                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks,
+                                    tuned::value.table_slots, 1024, 1>;
+  using v_b1k16k = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
+                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 16384, 1024, 1>;
+  using v_after  = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
+                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks,
+                                    tuned::value.table_slots, tuned::value.block, tuned::value.min_blocks, 0>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
     tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
-             v_home30, v_p512, v_t16k>(env, n, d, f, names);
+             v_home30, v_p512, v_t16k, v_b1k, v_b1k16k, v_after>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

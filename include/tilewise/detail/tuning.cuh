@@ -302,6 +302,8 @@ struct group_by_tuning {
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter; fewer
                                  ///< for wide values: part_scatter_items)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
+  unsigned scatter_ahead;        ///< 1: both passes that scatter load a tile's successor while it is
+                                 ///< written out (into the registers it leaves); 0: after
   unsigned bucket_block;         ///< threads per block of the bucket pass
   unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
   unsigned bucket_table_bytes;   ///< shared memory of a bucket block's hash table ...
@@ -328,6 +330,7 @@ struct group_by_sm90 {
                                          .scatter_block       = 1024,
                                          .scatter_items       = 8,
                                          .scatter_min_blocks  = 1,
+                                         .scatter_ahead       = 1,
                                          .bucket_block        = 512,
                                          .bucket_min_blocks   = 2,
                                          .bucket_table_bytes  = 100 << 10,

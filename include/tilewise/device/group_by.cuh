@@ -369,7 +369,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
 /// fit the stage (part_scatter_items): the partition pass's (scatter_block) and the bucket pass's
 /// split (bucket_block). The kernels and the host's shared-memory sizes name the same type.
 template <class Tuning, unsigned Block, class U, class T>
-using group_by_scatter_t = part_scatter<Block, part_scatter_items<Block, U, T>(Tuning::value.scatter_items), U, T>;
+using group_by_scatter_t = part_scatter<Block, part_scatter_items<Block, U, T>(Tuning::value.scatter_items), U, T,
+                                        Tuning::value.scatter_ahead != 0>;
 
 /// Partition pass: block c writes chunk c's pairs (spilled ones, then input ones) into their
 /// parts, at the places the scanned counts give.

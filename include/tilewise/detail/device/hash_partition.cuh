@@ -69,8 +69,10 @@ __host__ __device__ constexpr unsigned part_scatter_items(unsigned items) {
 /// Moves a tile of up to Block x Items pairs to the parts their digits name, through shared
 /// memory: the tile is ranked by digit (a shared atomic per pair) and laid out part by part, then
 /// written out in that order, so a part's pairs of the tile are one contiguous run. `running[d]`
-/// is part d's next free place and advances. Order within a part is not kept.
-template <unsigned Block, unsigned Items, class U, class T>
+/// is part d's next free place and advances. Order within a part is not kept. With `Ahead`,
+/// range() issues the loads of the next tile into the registers the current one leaves once it
+/// is staged, so that they are in flight while the current tile is written out.
+template <unsigned Block, unsigned Items, class U, class T, bool Ahead = false>
 struct part_scatter {
   static constexpr unsigned items        = Items;
   static constexpr unsigned tile         = Block * Items;
@@ -98,9 +100,12 @@ struct part_scatter {
         c(ctr) {}
 
   /// Every thread of the block calls with its pairs: item j is the tile's entry j x Block +
-  /// threadIdx.x, present when below `n`; d[j] < digits <= 256 its part.
+  /// threadIdx.x, present when below `n`; d[j] < digits <= 256 its part. `staged()` runs on
+  /// every thread once its pairs are in the stage (k and v are no longer read).
+  template <class Staged>
   TILEWISE_DEVICE void operator()(U const (&k)[Items], T const (&v)[Items], unsigned const (&d)[Items], unsigned n,
-                                  unsigned digits, unsigned long long* running, U* keys_out, T* values_out) const {
+                                  unsigned digits, unsigned long long* running, U* keys_out, T* values_out,
+                                  Staged&& staged) const {
     if (threadIdx.x < digits) c.count[threadIdx.x] = 0u;
     __syncthreads();
     unsigned rank[Items];
@@ -120,6 +125,7 @@ struct part_scatter {
         digit[at]         = static_cast<unsigned char>(d[j]);
       }
     }
+    staged();
     __syncthreads();
 #pragma unroll
     for (unsigned j = 0; j < Items; ++j) {  // unrolled: the lookups of all of a thread's pairs in flight
@@ -140,11 +146,20 @@ struct part_scatter {
   template <class Load, class Digit>
   TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
                              U* keys_out, T* values_out) const {
-    for (long long base = 0; base < count; base += tile) {
-      U k[Items];
-      T v[Items];
-      load_tile(base, count, load, k, v);
-      scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out);
+    U k[Items];
+    T v[Items];
+    if constexpr (Ahead) {
+      if (count > 0) load_tile(0, count, load, k, v);
+      for (long long base = 0; base < count; base += tile) {
+        scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out, [&] {
+          if (base + tile < count) load_tile(base + tile, count, load, k, v);
+        });
+      }
+    } else {
+      for (long long base = 0; base < count; base += tile) {
+        load_tile(base, count, load, k, v);
+        scatter_tile(base, count, k, v, digit, digits, running, keys_out, values_out, [] {});
+      }
     }
   }
 
@@ -160,15 +175,15 @@ struct part_scatter {
   }
 
   /// The tile at `base`, loaded by load_tile, to its parts.
-  template <class Digit>
+  template <class Digit, class Staged>
   TILEWISE_DEVICE void scatter_tile(long long base, long long count, U const (&k)[Items], T const (&v)[Items],
                                     Digit& digit, unsigned digits, unsigned long long* running, U* keys_out,
-                                    T* values_out) const {
+                                    T* values_out, Staged&& staged) const {
     unsigned d[Items];
 #pragma unroll
     for (unsigned j = 0; j < Items; ++j) d[j] = base + j * Block + threadIdx.x < count ? digit(k[j]) : 0u;
     long long const left = count - base;
-    (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out);
+    (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out, staged);
   }
 };
 

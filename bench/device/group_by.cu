@@ -431,7 +431,7 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM, the next tile loaded while one is written out)",
+  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
                                        "partition tiles of 4 pairs per thread",
@@ -440,9 +440,8 @@ void run_group_by(device_env& env) {
                                        "home probes never batched",
                                        "home probes batched until 30 % miss",
                                        "partition tiles of 512 threads x 8 pairs, 2 per SM",
-                                       "first-pass tables of 16384 slots (int32: 128 KB, 1 block per SM)",
-                                       "first-pass blocks of 1024 threads, 1 per SM",
-                                       "first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM",
+                                       "first-pass tables of 8192 slots",
+                                       "first-pass blocks of 512 threads with tables of 8192 slots, 2 per SM",
                                        "scatters load a tile after the one before is written out"};
   using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
   using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
@@ -460,16 +459,12 @@ void run_group_by(device_env& env) {
                                     tuned::value.bypass_rounds_max, 30>;
   using v_p512   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, tuned::value.home_miss_percent, 512, 2>;
-  using v_t16k   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+  using v_t8k    = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
-                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 16384>;
-  using v_b1k    = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
+                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 8192>;
+  using v_b512   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
-                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks,
-                                    tuned::value.table_slots, 1024, 1>;
-  using v_b1k16k = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
-                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 16384, 1024, 1>;
+                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 8192, 512, 2>;
   using v_after  = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
                                     tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
                                     tuned::value.scatter_block, tuned::value.scatter_min_blocks,
@@ -479,7 +474,7 @@ void run_group_by(device_env& env) {
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
     tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
-             v_home30, v_p512, v_t16k, v_b1k, v_b1k16k, v_after>(env, n, d, f, names);
+             v_home30, v_p512, v_t8k, v_b512, v_after>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

@@ -313,11 +313,11 @@ struct group_by_tuning {
 };
 
 struct group_by_sm90 {
-  static constexpr group_by_tuning value{.block               = 512,
+  static constexpr group_by_tuning value{.block               = 1024,
                                          .items               = 4,
-                                         .min_blocks          = 2,
+                                         .min_blocks          = 1,
                                          .table_bytes         = 160 << 10,
-                                         .table_slots         = 8192,
+                                         .table_slots         = 16384,
                                          .table_probes        = 8,
                                          .probe_reads         = 0,
                                          .home_miss_percent   = 10,

@@ -26,40 +26,54 @@
 
 namespace tilewise_bench {
 
-/// A group_by tuning table with some values changed (at namespace scope: kernels take it).
-template <unsigned Items, unsigned PeerMin, unsigned BypassPercent, unsigned BucketSlots, unsigned BucketKB,
-          unsigned BucketMinBlocks, unsigned ScatterItems = tilewise::detail::group_by_tuned::value.scatter_items,
-          unsigned ProbeReads = tilewise::detail::group_by_tuned::value.probe_reads,
-          unsigned VoteMax    = tilewise::detail::group_by_tuned::value.bypass_rounds_max,
-          unsigned HomeMiss   = tilewise::detail::group_by_tuned::value.home_miss_percent,
-          unsigned ScatterBlock     = tilewise::detail::group_by_tuned::value.scatter_block,
-          unsigned ScatterMinBlocks = tilewise::detail::group_by_tuned::value.scatter_min_blocks,
-          unsigned TableSlots       = tilewise::detail::group_by_tuned::value.table_slots,
-          unsigned Block            = tilewise::detail::group_by_tuned::value.block,
-          unsigned MinBlocks        = tilewise::detail::group_by_tuned::value.min_blocks,
-          unsigned ScatterAhead     = tilewise::detail::group_by_tuned::value.scatter_ahead>
+/// A group_by tuning table (a value at namespace scope: kernels take the type).
+template <tilewise::detail::group_by_tuning Table>
 struct group_by_variant {
-  static constexpr tilewise::detail::group_by_tuning value = [] {
-    auto t                = tilewise::detail::group_by_tuned::value;
-    t.items               = Items;
-    t.peer_min            = PeerMin;
-    t.bypass_miss_percent = BypassPercent;
-    t.bucket_table_slots  = BucketSlots;
-    t.bucket_table_bytes  = BucketKB << 10;
-    t.bucket_min_blocks   = BucketMinBlocks;
-    t.scatter_items       = ScatterItems;
-    t.probe_reads         = ProbeReads;
-    t.bypass_rounds_max   = VoteMax;
-    t.home_miss_percent   = HomeMiss;
-    t.scatter_block       = ScatterBlock;
-    t.scatter_min_blocks  = ScatterMinBlocks;
-    t.table_slots         = TableSlots;
-    t.block               = Block;
-    t.min_blocks          = MinBlocks;
-    t.scatter_ahead       = ScatterAhead;
-    return t;
-  }();
+  static constexpr tilewise::detail::group_by_tuning value = Table;
 };
+
+/// The default table with `change` applied to it.
+template <class Change>
+constexpr tilewise::detail::group_by_tuning tuned_with(Change change) {
+  tilewise::detail::group_by_tuning t = tilewise::detail::group_by_tuned::value;
+  change(t);
+  return t;
+}
+
+/// The alternative tables of the tuning rows, each the default with the values its row names changed.
+namespace group_by_tables {
+using tilewise::detail::group_by_tuning;
+constexpr group_by_tuning match8  = tuned_with([](group_by_tuning& t) { t.peer_min = 8; });
+constexpr group_by_tuning nobyp   = tuned_with([](group_by_tuning& t) { t.bypass_miss_percent = 101; });
+constexpr group_by_tuning byp30   = tuned_with([](group_by_tuning& t) { t.bypass_miss_percent = 30; });
+constexpr group_by_tuning i8      = tuned_with([](group_by_tuning& t) { t.items = 8; });
+constexpr group_by_tuning small   = tuned_with([](group_by_tuning& t) {
+  t.bucket_table_slots = 4096;
+  t.bucket_table_bytes = 50 << 10;
+  t.bucket_min_blocks  = 3;
+});
+constexpr group_by_tuning large   = tuned_with([](group_by_tuning& t) {
+  t.bucket_table_slots = 16384;
+  t.bucket_table_bytes = 200 << 10;
+  t.bucket_min_blocks  = 1;
+});
+constexpr group_by_tuning s4      = tuned_with([](group_by_tuning& t) { t.scatter_items = 4; });
+constexpr group_by_tuning read    = tuned_with([](group_by_tuning& t) { t.probe_reads = 1; });
+constexpr group_by_tuning vote2   = tuned_with([](group_by_tuning& t) { t.bypass_rounds_max = t.bypass_rounds; });
+constexpr group_by_tuning home0   = tuned_with([](group_by_tuning& t) { t.home_miss_percent = 0; });
+constexpr group_by_tuning home30  = tuned_with([](group_by_tuning& t) { t.home_miss_percent = 30; });
+constexpr group_by_tuning p512    = tuned_with([](group_by_tuning& t) {
+  t.scatter_block      = 512;
+  t.scatter_min_blocks = 2;
+});
+constexpr group_by_tuning t8k     = tuned_with([](group_by_tuning& t) { t.table_slots = 8192; });
+constexpr group_by_tuning b512    = tuned_with([](group_by_tuning& t) {
+  t.block       = 512;
+  t.min_blocks  = 2;
+  t.table_slots = 8192;
+});
+constexpr group_by_tuning after   = tuned_with([](group_by_tuning& t) { t.scatter_ahead = 0; });
+}  // namespace group_by_tables
 
 namespace {
 
@@ -443,32 +457,21 @@ void run_group_by(device_env& env) {
                                        "first-pass tables of 8192 slots",
                                        "first-pass blocks of 512 threads with tables of 8192 slots, 2 per SM",
                                        "scatters load a tile after the one before is written out"};
-  using v_match8 = group_by_variant<4, 8, 60, 8192, 100, 2>;
-  using v_nobyp  = group_by_variant<4, 0, 101, 8192, 100, 2>;
-  using v_byp30  = group_by_variant<4, 0, 30, 8192, 100, 2>;
-  using v_i8     = group_by_variant<8, 0, 60, 8192, 100, 2>;
-  using v_small  = group_by_variant<4, 0, 60, 4096, 50, 3>;
-  using v_large  = group_by_variant<4, 0, 60, 16384, 200, 1>;
-  using v_s4     = group_by_variant<4, 0, 60, 8192, 100, 2, 4>;
-  using v_read   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, 1>;
-  using v_vote2  = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds>;
-  using v_home0  = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, 0>;
-  using v_home30 = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, 30>;
-  using v_p512   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent, 512, 2>;
-  using v_t8k    = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
-                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 8192>;
-  using v_b512   = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
-                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks, 8192, 512, 2>;
-  using v_after  = group_by_variant<4, 0, 60, 8192, 100, 2, tuned::value.scatter_items, tuned::value.probe_reads,
-                                    tuned::value.bypass_rounds_max, tuned::value.home_miss_percent,
-                                    tuned::value.scatter_block, tuned::value.scatter_min_blocks,
-                                    tuned::value.table_slots, tuned::value.block, tuned::value.min_blocks, 0>;
+  using v_match8 = group_by_variant<group_by_tables::match8>;
+  using v_nobyp  = group_by_variant<group_by_tables::nobyp>;
+  using v_byp30  = group_by_variant<group_by_tables::byp30>;
+  using v_i8     = group_by_variant<group_by_tables::i8>;
+  using v_small  = group_by_variant<group_by_tables::small>;
+  using v_large  = group_by_variant<group_by_tables::large>;
+  using v_s4     = group_by_variant<group_by_tables::s4>;
+  using v_read   = group_by_variant<group_by_tables::read>;
+  using v_vote2  = group_by_variant<group_by_tables::vote2>;
+  using v_home0  = group_by_variant<group_by_tables::home0>;
+  using v_home30 = group_by_variant<group_by_tables::home30>;
+  using v_p512   = group_by_variant<group_by_tables::p512>;
+  using v_t8k    = group_by_variant<group_by_tables::t8k>;
+  using v_b512   = group_by_variant<group_by_tables::b512>;
+  using v_after  = group_by_variant<group_by_tables::after>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},

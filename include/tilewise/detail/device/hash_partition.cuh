@@ -79,6 +79,7 @@ struct part_scatter {
   static constexpr std::size_t values_at = cuda::round_up(tile * sizeof(U), std::size_t(16));
   static constexpr std::size_t digits_at = values_at + cuda::round_up(tile * sizeof(T), std::size_t(16));
   static constexpr std::size_t bytes     = part_scatter_bytes<U, T>(tile);  ///< the stage (dynamic shared memory)
+  static_assert(bytes == digits_at + tile, "part_scatter: part_scatter_bytes must describe this stage's layout");
   static_assert(Block % 32 == 0 && Block >= hash_parts, "part_scatter: whole warps, a thread per part");
   static_assert(Items > 0, "part_scatter: at least one pair per thread");
 

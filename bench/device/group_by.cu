@@ -73,8 +73,6 @@ constexpr group_by_tuning b512    = tuned_with([](group_by_tuning& t) {
   t.table_slots = 8192;
 });
 constexpr group_by_tuning after   = tuned_with([](group_by_tuning& t) { t.scatter_ahead = 0; });
-constexpr group_by_tuning count4  = tuned_with([](group_by_tuning& t) { t.count_items = 4; });
-constexpr group_by_tuning count8  = tuned_with([](group_by_tuning& t) { t.count_items = 8; });
 }  // namespace group_by_tables
 
 namespace {
@@ -447,7 +445,7 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, then 16 keys per thread and count-only round, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM, the next tile loaded while one is written out)",
+  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
                                        "partition tiles of 4 pairs per thread",
@@ -458,9 +456,7 @@ void run_group_by(device_env& env) {
                                        "partition tiles of 512 threads x 8 pairs, 2 per SM",
                                        "first-pass tables of 8192 slots",
                                        "first-pass blocks of 512 threads with tables of 8192 slots, 2 per SM",
-                                       "scatters load a tile after the one before is written out",
-                                       "count-only rounds of 4 keys per thread",
-                                       "count-only rounds of 8 keys per thread"};
+                                       "scatters load a tile after the one before is written out"};
   using v_match8 = group_by_variant<group_by_tables::match8>;
   using v_nobyp  = group_by_variant<group_by_tables::nobyp>;
   using v_byp30  = group_by_variant<group_by_tables::byp30>;
@@ -476,14 +472,12 @@ void run_group_by(device_env& env) {
   using v_t8k    = group_by_variant<group_by_tables::t8k>;
   using v_b512   = group_by_variant<group_by_tables::b512>;
   using v_after  = group_by_variant<group_by_tables::after>;
-  using v_count4 = group_by_variant<group_by_tables::count4>;
-  using v_count8 = group_by_variant<group_by_tables::count8>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
     tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
-             v_home30, v_p512, v_t8k, v_b512, v_after, v_count4, v_count8>(env, n, d, f, names);
+             v_home30, v_p512, v_t8k, v_b512, v_after>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

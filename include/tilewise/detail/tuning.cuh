@@ -298,8 +298,6 @@ struct group_by_tuning {
   unsigned bypass_rounds;        ///< first-pass rounds per vote on bypassing the table ...
   unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
   unsigned bypass_rounds_max;    ///< a vote after rounds without a miss doubles the rounds to the next, up to this
-  unsigned count_items;          ///< keys per thread and round once a block bypasses its table (it only
-                                 ///< counts them): every load of a round is in flight before the first count
   unsigned scatter_block;        ///< threads per block of the partition pass
   unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter; fewer
                                  ///< for wide values: part_scatter_items)
@@ -329,7 +327,6 @@ struct group_by_sm90 {
                                          .bypass_rounds       = 2,
                                          .bypass_miss_percent = 60,
                                          .bypass_rounds_max   = 16,
-                                         .count_items         = 16,
                                          .scatter_block       = 1024,
                                          .scatter_items       = 8,
                                          .scatter_min_blocks  = 1,

@@ -255,8 +255,7 @@ __host__ __device__ constexpr std::size_t group_by_spill_smem() {
 /// bypass_rounds rounds the block votes (table_vote; while no insert misses, the rounds between
 /// votes double up to bypass_rounds_max): when most threads' inserts missed at least
 /// bypass_miss_percent of the time, the table keeps what it has and the block's later pairs only
-/// have their keys counted (the partition pass reads them from the input), count_items keys per
-/// thread and round, so that a round's loads keep the memory busy. The block's last
+/// have their keys counted (the partition pass reads them from the input). The block's last
 /// chunk also spills the table's entries. Per chunk: the pairs of each part (privatized_bins),
 /// and where its pairs are.
 template <class Tuning, class KeysIn, class ValuesIn, class K, class T, class Op>
@@ -271,7 +270,6 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   constexpr bool local_table     = S > 0;
   using table_t                  = block_slots<U, T, Op, local_table ? S : 64>;
   static_assert(B % 32 == 0 && B <= 1024 && I <= 32, "group_by: whole warps, at most 32 items");
-  static_assert(tune.count_items > 0 && tune.count_items <= 64, "group_by: count_items in [1, 64]");
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];
   constexpr unsigned copies      = group_by_count_copies<W>;
@@ -306,9 +304,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   constexpr bool batch_homes = table_t::atomic && group_by_peer_min<Tuning, T, Op> == 0 && tune.home_miss_percent > 0;
   auto const found_home      = [&] { vote.count(true); };
   group_by_home_probes<table_t, B, tune.home_miss_percent, decltype(found_home)> homes{table, found_home};
-  constexpr long long round       = static_cast<long long>(B) * I;
-  constexpr unsigned C            = tune.count_items;
-  constexpr long long count_round = static_cast<long long>(B) * C;
+  constexpr long long round = static_cast<long long>(B) * I;
   for (long long c = c0; c < c1; ++c) {
     long long const lo = c * p.chunk_pairs;
     long long const hi = lo + p.chunk_pairs < n ? lo + p.chunk_pairs : n;
@@ -334,17 +330,15 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
       }
     }
     long long const input_begin = base < hi ? base : hi;
-    for (; base < hi; base += count_round) {
-      unsigned const left = hi - base < count_round ? static_cast<unsigned>(hi - base) : unsigned(count_round);
-      auto const from     = keys + (base + threadIdx.x);
-      U kb[C];
+    for (; base < hi; base += round) {
+      U kb[I];
 #pragma unroll
-      for (unsigned j = 0; j < C; ++j) {  // every load in flight before the first count
-        if (j * B + threadIdx.x < left) kb[j] = static_cast<U>(group_by_load(from, j * B));
+      for (unsigned j = 0; j < I; ++j) {  // every load in flight before the first count
+        if (base + j * B + threadIdx.x < hi) kb[j] = static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x));
       }
 #pragma unroll
-      for (unsigned j = 0; j < C; ++j) {
-        if (j * B + threadIdx.x < left) count_key(kb[j]);
+      for (unsigned j = 0; j < I; ++j) {
+        if (base + j * B + threadIdx.x < hi) count_key(kb[j]);
       }
     }
     if constexpr (local_table) {

@@ -218,6 +218,38 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
   group_by_append<I>(marked, k, v, cursor, keys_out, values_out, out_base, on_each);
 }
 
+/// The first pass's rounds that only count their keys: `count_key(key)` for each of keys[lo, hi),
+/// B x I at a time. Whole rounds load without bounds checks, and each issues the next round's
+/// loads before it counts its own keys, so that loads are in flight while it counts.
+template <unsigned B, unsigned I, class U, class KeysIn, class Count>
+TILEWISE_DEVICE void group_by_count_keys(KeysIn keys, long long lo, long long hi, Count& count_key) {
+  constexpr long long round = static_cast<long long>(B) * I;
+  long long base            = lo;
+  U kb[I];
+  if (base + round <= hi) {
+#pragma unroll
+    for (unsigned j = 0; j < I; ++j) kb[j] = static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x));
+  }
+  for (; base + round <= hi; base += round) {
+    bool const more = base + 2 * round <= hi;
+    U next[I];
+    if (more) {
+#pragma unroll
+      for (unsigned j = 0; j < I; ++j) next[j] = static_cast<U>(group_by_load(keys, base + round + j * B + threadIdx.x));
+    }
+#pragma unroll
+    for (unsigned j = 0; j < I; ++j) count_key(kb[j]);
+    if (more) {
+#pragma unroll
+      for (unsigned j = 0; j < I; ++j) kb[j] = next[j];
+    }
+  }
+#pragma unroll
+  for (unsigned j = 0; j < I; ++j) {  // a last partial round
+    if (base + j * B + threadIdx.x < hi) count_key(static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x)));
+  }
+}
+
 /// The first pass's choice of group_by_round's batched home probes, per block: on at the start
 /// (where the table holds few keys, nearly every pair finds its key at home); at each of the
 /// block's table votes, off for good once most threads saw at least `Percent` % of their pairs
@@ -330,17 +362,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
       }
     }
     long long const input_begin = base < hi ? base : hi;
-    for (; base < hi; base += round) {
-      U kb[I];
-#pragma unroll
-      for (unsigned j = 0; j < I; ++j) {  // every load in flight before the first count
-        if (base + j * B + threadIdx.x < hi) kb[j] = static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x));
-      }
-#pragma unroll
-      for (unsigned j = 0; j < I; ++j) {
-        if (base + j * B + threadIdx.x < hi) count_key(kb[j]);
-      }
-    }
+    group_by_count_keys<B, I, U>(keys, input_begin, hi, count_key);
     if constexpr (local_table) {
       if (c == c1 - 1) {  // the table's entries join the block's last chunk
         __syncthreads();

@@ -405,13 +405,15 @@ struct tiny_tables {
   }();
 };
 // Atomic values pre-aggregated with match_any (tile::reduce_by_key) where 8 lanes of a warp
-// share lane 0's key, as values under a lock are by default; and 2 chunks, so that the partition
-// pass takes chunks of more than one tile whenever many pairs reach it.
+// share lane 0's key, as values under a lock are by default; 2 chunks, so that the partition
+// pass takes chunks of more than one tile whenever many pairs reach it; and each partition tile
+// loaded only once the one before is written out (scatter_ahead = 0).
 struct matching_peers {
   static constexpr tilewise::detail::group_by_tuning value = [] {
-    auto t     = tilewise::detail::group_by_tuned::value;
-    t.peer_min = 8;
-    t.chunks   = 2;
+    auto t          = tilewise::detail::group_by_tuned::value;
+    t.peer_min      = 8;
+    t.chunks        = 2;
+    t.scatter_ahead = 0;
     return t;
   }();
 };
@@ -454,7 +456,7 @@ TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split par
   check_tuning<tiny_tables>(90);
 }
 
-TEST_CASE("group_by: atomic values pre-aggregated with match_any, chunks of several tiles, vs CUB") {
+TEST_CASE("group_by: atomic values pre-aggregated with match_any, chunks of several tiles, no loads ahead, vs CUB") {
   check_tuning<matching_peers>(190);
 }
 

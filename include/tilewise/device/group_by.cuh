@@ -224,19 +224,17 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
 template <unsigned B, unsigned I, class U, class KeysIn, class Count>
 TILEWISE_DEVICE void group_by_count_keys(KeysIn keys, long long lo, long long hi, Count& count_key) {
   constexpr long long round = static_cast<long long>(B) * I;
-  long long base            = lo;
-  U kb[I];
-  if (base + round <= hi) {
+  auto const load_round     = [&](U(&kb)[I], long long at) {
 #pragma unroll
-    for (unsigned j = 0; j < I; ++j) kb[j] = static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x));
-  }
+    for (unsigned j = 0; j < I; ++j) kb[j] = static_cast<U>(group_by_load(keys, at + j * B + threadIdx.x));
+  };
+  long long base = lo;
+  U kb[I];
+  if (base + round <= hi) load_round(kb, base);
   for (; base + round <= hi; base += round) {
     bool const more = base + 2 * round <= hi;
     U next[I];
-    if (more) {
-#pragma unroll
-      for (unsigned j = 0; j < I; ++j) next[j] = static_cast<U>(group_by_load(keys, base + round + j * B + threadIdx.x));
-    }
+    if (more) load_round(next, base + round);
 #pragma unroll
     for (unsigned j = 0; j < I; ++j) count_key(kb[j]);
     if (more) {

@@ -24,6 +24,7 @@
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/device/for_each_round.cuh>
 #include <tilewise/detail/device/hash_partition.cuh>
 #include <tilewise/detail/device/hash_slots.cuh>
 #include <tilewise/detail/device/privatized_bins.cuh>
@@ -218,36 +219,6 @@ TILEWISE_DEVICE void group_by_round(long long base, long long hi, Load&& load, O
   group_by_append<I>(marked, k, v, cursor, keys_out, values_out, out_base, on_each);
 }
 
-/// The first pass's rounds that only count their keys: `count_key(key)` for each of keys[lo, hi),
-/// B x I at a time. Whole rounds load without bounds checks, and each issues the next round's
-/// loads before it counts its own keys, so that loads are in flight while it counts.
-template <unsigned B, unsigned I, class U, class KeysIn, class Count>
-TILEWISE_DEVICE void group_by_count_keys(KeysIn keys, long long lo, long long hi, Count& count_key) {
-  constexpr long long round = static_cast<long long>(B) * I;
-  auto const load_round     = [&](U(&kb)[I], long long at) {
-#pragma unroll
-    for (unsigned j = 0; j < I; ++j) kb[j] = static_cast<U>(group_by_load(keys, at + j * B + threadIdx.x));
-  };
-  long long base = lo;
-  U kb[I];
-  if (base + round <= hi) load_round(kb, base);
-  for (; base + round <= hi; base += round) {
-    bool const more = base + 2 * round <= hi;
-    U next[I];
-    if (more) load_round(next, base + round);
-#pragma unroll
-    for (unsigned j = 0; j < I; ++j) count_key(kb[j]);
-    if (more) {
-#pragma unroll
-      for (unsigned j = 0; j < I; ++j) kb[j] = next[j];
-    }
-  }
-#pragma unroll
-  for (unsigned j = 0; j < I; ++j) {  // a last partial round
-    if (base + j * B + threadIdx.x < hi) count_key(static_cast<U>(group_by_load(keys, base + j * B + threadIdx.x)));
-  }
-}
-
 /// The first pass's choice of group_by_round's batched home probes, per block: on at the start
 /// (where the table holds few keys, nearly every pair finds its key at home); at each of the
 /// block's table votes, off for good once most threads saw at least `Percent` % of their pairs
@@ -359,8 +330,12 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
         if constexpr (batch_homes) homes.vote();
       }
     }
+    // the rest of the chunk, once the block has given up its table: keys only counted, each round
+    // issuing the next round's loads before it counts its own keys
     long long const input_begin = base < hi ? base : hi;
-    group_by_count_keys<B, I, U>(keys, input_begin, hi, count_key);
+    for_each_round<B, I, true>(
+      input_begin, round, hi, [&](long long i) { return static_cast<U>(group_by_load(keys, i)); }, count_key,
+      no_round_barrier{});
     if constexpr (local_table) {
       if (c == c1 - 1) {  // the table's entries join the block's last chunk
         __syncthreads();

@@ -21,6 +21,7 @@
 #include <thrust/type_traits/unwrap_contiguous_iterator.h>
 
 #include <tilewise/detail/config.cuh>
+#include <tilewise/detail/device/for_each_round.cuh>
 #include <tilewise/detail/device/hash_slots.cuh>
 #include <tilewise/detail/device/histogram_scale.cuh>
 #include <tilewise/detail/device/privatized_bins.cuh>
@@ -89,86 +90,41 @@ sample_split split_samples(InIt in, long long n) {
   return s;
 }
 
-/// Calls f(sample) for this block's share of the samples: rounds of U loads per thread, the
-/// grid striding over them, then one partial round with checked loads, and the head and tail of
-/// a vectorized walk in the last block. `round_begin()` comes before the samples of every round,
-/// the partial one included, once its loads are issued (the block's threads all make the same
-/// rounds: a barrier may go there, and the loads stay in flight across it). After a
-/// round_begin() a block calls f at most B * U * vec_elems<T> times before the next, after the
-/// last one that many plus 2 * vec_elems<T>.
+/// Calls f(sample) for this block's share of the samples (for_each_round: rounds of U loads per
+/// thread, the grid striding over them, then one partial round with checked loads), and the head
+/// and tail of a vectorized walk in the last block. After a round_begin() a block calls f at most
+/// B * U * vec_elems<T> times before the next, after the last one that many plus 2 * vec_elems<T>.
 /// Vector loads are streaming (evict-first): the samples are read once, the bins stay cached.
-/// `Ahead`: a vectorized walk issues the next full round's loads before it counts this round's
-/// samples (twice the loads in flight, U more 16-byte registers per thread).
+/// `Ahead` (for_each_round): a vectorized walk issues the next full round's loads before it
+/// counts this round's samples.
 template <unsigned B, unsigned U, bool Ahead = false, class InIt, class F, class R>
 TILEWISE_DEVICE void for_each_sample(InIt in, long long n, sample_split const& sp, F const& f, R const& round_begin) {
   using T                = iter_value_t<InIt>;
   constexpr unsigned V   = vec_elems<T>;
   long long const stride = static_cast<long long>(gridDim.x) * (B * U);
-  long long base         = static_cast<long long>(blockIdx.x) * (B * U);  // the same in every thread
-  long long const t      = threadIdx.x;
+  long long const first  = static_cast<long long>(blockIdx.x) * (B * U);
   if constexpr (V > 1 && cuda::std::is_pointer_v<InIt>) {
     if (sp.vectorized) {
       using vec_t    = vec<cuda::std::remove_cv_t<T>, V>;
       uint4 const* p = reinterpret_cast<uint4 const*>(in + sp.head);
-      auto const each = [&](uint4 raw) {
-        vec_t const v = cuda::std::bit_cast<vec_t>(raw);
+      for_each_round<B, U, Ahead>(
+        first, stride, sp.vecs, [&](long long i) { return __ldcs(p + i); },
+        [&](uint4 raw) {
+          vec_t const v = cuda::std::bit_cast<vec_t>(raw);
 #pragma unroll
-        for (unsigned e = 0; e < V; ++e) f(v.e[e]);
-      };
-      auto const load_round = [&](uint4 (&raw)[U], long long at) {
-#pragma unroll
-        for (unsigned u = 0; u < U; ++u) raw[u] = __ldcs(p + at + t + u * B);
-      };
-      uint4 next[U];  // Ahead: the loads of the round at `base`, issued one round early
-      if constexpr (Ahead) {
-        if (base + B * U <= sp.vecs) load_round(next, base);
-      }
-#pragma unroll 1
-      for (; base + B * U <= sp.vecs; base += stride) {
-        uint4 raw[U];
-        if constexpr (Ahead) {
-#pragma unroll
-          for (unsigned u = 0; u < U; ++u) raw[u] = next[u];
-          if (base + stride + B * U <= sp.vecs) load_round(next, base + stride);
-        } else {
-          load_round(raw, base);
-        }
-        round_begin();
-#pragma unroll
-        for (unsigned u = 0; u < U; ++u) each(raw[u]);
-      }
-      round_begin();
-#pragma unroll
-      for (unsigned u = 0; u < U; ++u) {
-        if (base + t + u * B < sp.vecs) each(__ldcs(p + base + t + u * B));
-      }
+          for (unsigned e = 0; e < V; ++e) f(v.e[e]);
+        },
+        round_begin);
       if (blockIdx.x == gridDim.x - 1) {
-        for (long long j = t; j < sp.head; j += B) f(in[j]);
-        for (long long j = sp.tail + t; j < n; j += B) f(in[j]);
+        for (long long j = threadIdx.x; j < sp.head; j += B) f(in[j]);
+        for (long long j = sp.tail + threadIdx.x; j < n; j += B) f(in[j]);
       }
       return;
     }
   }
-#pragma unroll 1
-  for (; base + B * U <= n; base += stride) {
-    cuda::std::remove_cv_t<T> x[U];
-#pragma unroll
-    for (unsigned u = 0; u < U; ++u) x[u] = in[base + t + u * B];
-    round_begin();
-#pragma unroll
-    for (unsigned u = 0; u < U; ++u) f(x[u]);
-  }
-  round_begin();
-#pragma unroll
-  for (unsigned u = 0; u < U; ++u) {
-    if (base + t + u * B < n) f(in[base + t + u * B]);
-  }
+  for_each_round<B, U, false>(
+    first, stride, n, [&](long long i) -> cuda::std::remove_cv_t<T> { return in[i]; }, f, round_begin);
 }
-
-/// No barrier between rounds (counters that cannot overflow within a call's share).
-struct no_round_barrier {
-  TILEWISE_DEVICE void operator()() const {}
-};
 
 /// The privatized strategies (shared, cluster). Slots are bins ([first, first + layout.slots)
 /// in pass p, first = p * layout.slots) or, for 1-byte samples (`Bytes`), the 256 sample values,

@@ -101,18 +101,23 @@ struct part_scatter {
         c(ctr) {}
 
   /// Every thread of the block calls with its pairs: item j is the tile's entry j x Block +
-  /// threadIdx.x, present when below `n`; d[j] < digits <= 256 its part. `staged()` runs on
-  /// every thread once its pairs are in the stage (k and v are no longer read).
-  template <class Staged>
-  TILEWISE_DEVICE void operator()(U const (&k)[Items], T const (&v)[Items], unsigned const (&d)[Items], unsigned n,
+  /// threadIdx.x, present when below `n`; `digit(k[j])` < digits <= 256 its part. `staged()`
+  /// runs on every thread once its pairs are in the stage (k and v are no longer read). A pair's
+  /// part and its rank among the tile's pairs of that part share one word (rank << 8 | part), so
+  /// that a thread holds three words per pair.
+  template <class Digit, class Staged>
+  TILEWISE_DEVICE void operator()(U const (&k)[Items], T const (&v)[Items], unsigned n, Digit& digit,
                                   unsigned digits, unsigned long long* running, U* keys_out, T* values_out,
                                   Staged&& staged) const {
     if (threadIdx.x < digits) c.count[threadIdx.x] = 0u;
     __syncthreads();
-    unsigned rank[Items];
+    unsigned dr[Items];
 #pragma unroll
     for (unsigned j = 0; j < Items; ++j) {
-      if (j * Block + threadIdx.x < n) rank[j] = atomicAdd(c.count + d[j], 1u);
+      if (j * Block + threadIdx.x < n) {
+        unsigned const d = digit(k[j]);
+        dr[j]            = atomicAdd(c.count + d, 1u) << 8 | d;
+      }
     }
     __syncthreads();
     if (threadIdx.x < 32) warp_exclusive_sums(c.count, c.start, digits);
@@ -120,10 +125,11 @@ struct part_scatter {
 #pragma unroll
     for (unsigned j = 0; j < Items; ++j) {
       if (j * Block + threadIdx.x < n) {
-        unsigned const at = c.start[d[j]] + rank[j];
+        unsigned const d  = dr[j] & 0xFFu;
+        unsigned const at = c.start[d] + (dr[j] >> 8);
         keys[at]          = k[j];
         values[at]        = v[j];
-        digit[at]         = static_cast<unsigned char>(d[j]);
+        this->digit[at]   = static_cast<unsigned char>(d);
       }
     }
     staged();
@@ -132,7 +138,7 @@ struct part_scatter {
     for (unsigned j = 0; j < Items; ++j) {  // unrolled: the lookups of all of a thread's pairs in flight
       unsigned const t = j * Block + threadIdx.x;
       if (t < n) {
-        unsigned const dt            = digit[t];
+        unsigned const dt            = this->digit[t];
         unsigned long long const pos = running[dt] + (t - c.start[dt]);
         keys_out[pos]                = keys[t];
         values_out[pos]              = values[t];
@@ -180,11 +186,9 @@ struct part_scatter {
   TILEWISE_DEVICE void scatter_tile(long long base, long long count, U const (&k)[Items], T const (&v)[Items],
                                     Digit& digit, unsigned digits, unsigned long long* running, U* keys_out,
                                     T* values_out, Staged&& staged) const {
-    unsigned d[Items];
-#pragma unroll
-    for (unsigned j = 0; j < Items; ++j) d[j] = base + j * Block + threadIdx.x < count ? digit(k[j]) : 0u;
     long long const left = count - base;
-    (*this)(k, v, d, left < tile ? static_cast<unsigned>(left) : tile, digits, running, keys_out, values_out, staged);
+    (*this)(k, v, left < tile ? static_cast<unsigned>(left) : tile, digit, digits, running, keys_out, values_out,
+            staged);
   }
 };
 

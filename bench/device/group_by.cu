@@ -58,6 +58,11 @@ constexpr group_by_tuning large   = tuned_with([](group_by_tuning& t) {
   t.bucket_min_blocks  = 1;
 });
 constexpr group_by_tuning s4      = tuned_with([](group_by_tuning& t) { t.scatter_items = 4; });
+constexpr group_by_tuning s16     = tuned_with([](group_by_tuning& t) { t.scatter_items = 16; });
+constexpr group_by_tuning s16now  = tuned_with([](group_by_tuning& t) {
+  t.scatter_items = 16;
+  t.scatter_ahead = 0;
+});
 constexpr group_by_tuning read    = tuned_with([](group_by_tuning& t) { t.probe_reads = 1; });
 constexpr group_by_tuning vote2   = tuned_with([](group_by_tuning& t) { t.bypass_rounds_max = t.bypass_rounds; });
 constexpr group_by_tuning home0   = tuned_with([](group_by_tuning& t) { t.home_miss_percent = 0; });
@@ -456,7 +461,9 @@ void run_group_by(device_env& env) {
                                        "partition tiles of 512 threads x 8 pairs, 2 per SM",
                                        "first-pass tables of 8192 slots",
                                        "first-pass blocks of 512 threads with tables of 8192 slots, 2 per SM",
-                                       "scatters load a tile after the one before is written out"};
+                                       "scatters load a tile after the one before is written out",
+                                       "partition tiles of 16 pairs per thread",
+                                       "partition tiles of 16 pairs per thread, each loaded after the one before is written out"};
   using v_match8 = group_by_variant<group_by_tables::match8>;
   using v_nobyp  = group_by_variant<group_by_tables::nobyp>;
   using v_byp30  = group_by_variant<group_by_tables::byp30>;
@@ -472,12 +479,14 @@ void run_group_by(device_env& env) {
   using v_t8k    = group_by_variant<group_by_tables::t8k>;
   using v_b512   = group_by_variant<group_by_tables::b512>;
   using v_after  = group_by_variant<group_by_tables::after>;
+  using v_s16    = group_by_variant<group_by_tables::s16>;
+  using v_s16now = group_by_variant<group_by_tables::s16now>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
     tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
-             v_home30, v_p512, v_t8k, v_b512, v_after>(env, n, d, f, names);
+             v_home30, v_p512, v_t8k, v_b512, v_after, v_s16, v_s16now>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

@@ -8,8 +8,9 @@
 // int16); Zipf key frequencies; two streams; a captured graph launched three times on changing
 // input; many calls on one temp storage; temp storage at any address; Thrust iterators and count
 // types; more than 2^31 pairs; tables of 64 slots and one probe (the paths the default tables rarely
-// take); atomic values pre-aggregated with match_any; the distinct-key sketch's estimate; bad
-// arguments. Outputs are poisoned: rows past the count must stay so.
+// take) with scatter tiles of 16 pairs per thread; atomic values pre-aggregated with match_any;
+// the distinct-key sketch's estimate; bad arguments. Outputs are poisoned: rows past the count
+// must stay so.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -393,9 +394,11 @@ TEST_CASE("group_by: stream capture, the graph launched three times on changing 
 // At namespace scope (not anonymous): kernels take them. Tables of 64 slots and a single probe
 // make the paths the default tables rarely take run on every call: spills in the first pass, its
 // bypass vote, parts split into sub-parts, and bucket rounds that defer pairs to the next round.
+// The passes that scatter take tiles of 16 pairs per thread (8 by default).
 struct tiny_tables {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                = tilewise::detail::group_by_tuned::value;
+    t.scatter_items       = 16;
     t.table_slots         = 64;
     t.table_probes        = 1;
     t.bucket_table_slots  = 64;
@@ -452,7 +455,9 @@ void check_tuning(int seed) {
 }
 }  // namespace
 
-TEST_CASE("group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), vs CUB") {
+TEST_CASE(
+  "group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), scatter tiles of 16 "
+  "pairs per thread, vs CUB") {
   check_tuning<tiny_tables>(90);
 }
 

@@ -82,6 +82,7 @@ struct part_scatter {
   static_assert(bytes == digits_at + tile, "part_scatter: part_scatter_bytes must describe this stage's layout");
   static_assert(Block % 32 == 0 && Block >= hash_parts, "part_scatter: whole warps, a thread per part");
   static_assert(Items > 0, "part_scatter: at least one pair per thread");
+  static_assert(tile <= (1u << 24), "part_scatter: a pair's rank in its part and the part share 32 bits");
 
   /// Per-digit counters of one tile (static shared memory, the caller's).
   struct counters {
@@ -91,13 +92,13 @@ struct part_scatter {
 
   U* keys;
   T* values;
-  unsigned char* digit;
+  unsigned char* staged_digit;  ///< the part of each staged pair
   counters& c;
 
   TILEWISE_DEVICE part_scatter(unsigned char* stage, counters& ctr)
       : keys(reinterpret_cast<U*>(stage)),
         values(reinterpret_cast<T*>(stage + values_at)),
-        digit(stage + digits_at),
+        staged_digit(stage + digits_at),
         c(ctr) {}
 
   /// Every thread of the block calls with its pairs: item j is the tile's entry j x Block +
@@ -129,7 +130,7 @@ struct part_scatter {
         unsigned const at = c.start[d] + (dr[j] >> 8);
         keys[at]          = k[j];
         values[at]        = v[j];
-        this->digit[at]   = static_cast<unsigned char>(d);
+        staged_digit[at]  = static_cast<unsigned char>(d);
       }
     }
     staged();
@@ -138,7 +139,7 @@ struct part_scatter {
     for (unsigned j = 0; j < Items; ++j) {  // unrolled: the lookups of all of a thread's pairs in flight
       unsigned const t = j * Block + threadIdx.x;
       if (t < n) {
-        unsigned const dt            = this->digit[t];
+        unsigned const dt            = staged_digit[t];
         unsigned long long const pos = running[dt] + (t - c.start[dt]);
         keys_out[pos]                = keys[t];
         values_out[pos]              = values[t];

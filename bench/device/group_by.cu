@@ -58,17 +58,15 @@ constexpr group_by_tuning large   = tuned_with([](group_by_tuning& t) {
   t.bucket_min_blocks  = 1;
 });
 constexpr group_by_tuning s4      = tuned_with([](group_by_tuning& t) { t.scatter_items = 4; });
-constexpr group_by_tuning s16     = tuned_with([](group_by_tuning& t) { t.scatter_items = 16; });
-constexpr group_by_tuning s16now  = tuned_with([](group_by_tuning& t) {
-  t.scatter_items = 16;
-  t.scatter_ahead = 0;
-});
+constexpr group_by_tuning s8      = tuned_with([](group_by_tuning& t) { t.scatter_items = 8; });
+constexpr group_by_tuning b16     = tuned_with([](group_by_tuning& t) { t.bucket_scatter_items = 16; });
 constexpr group_by_tuning read    = tuned_with([](group_by_tuning& t) { t.probe_reads = 1; });
 constexpr group_by_tuning vote2   = tuned_with([](group_by_tuning& t) { t.bypass_rounds_max = t.bypass_rounds; });
 constexpr group_by_tuning home0   = tuned_with([](group_by_tuning& t) { t.home_miss_percent = 0; });
 constexpr group_by_tuning home30  = tuned_with([](group_by_tuning& t) { t.home_miss_percent = 30; });
 constexpr group_by_tuning p512    = tuned_with([](group_by_tuning& t) {
   t.scatter_block      = 512;
+  t.scatter_items      = 8;
   t.scatter_min_blocks = 2;
 });
 constexpr group_by_tuning t8k     = tuned_with([](group_by_tuning& t) { t.table_slots = 8192; });
@@ -450,7 +448,7 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, partition tiles of 1024 threads x 8 pairs, 1 per SM, the next tile loaded while one is written out)",
+  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, split in tiles of 512 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
                                        "partition tiles of 4 pairs per thread",
@@ -462,8 +460,8 @@ void run_group_by(device_env& env) {
                                        "first-pass tables of 8192 slots",
                                        "first-pass blocks of 512 threads with tables of 8192 slots, 2 per SM",
                                        "scatters load a tile after the one before is written out",
-                                       "partition tiles of 16 pairs per thread",
-                                       "partition tiles of 16 pairs per thread, each loaded after the one before is written out"};
+                                       "partition tiles of 8 pairs per thread",
+                                       "bucket split tiles of 16 pairs per thread"};
   using v_match8 = group_by_variant<group_by_tables::match8>;
   using v_nobyp  = group_by_variant<group_by_tables::nobyp>;
   using v_byp30  = group_by_variant<group_by_tables::byp30>;
@@ -479,14 +477,14 @@ void run_group_by(device_env& env) {
   using v_t8k    = group_by_variant<group_by_tables::t8k>;
   using v_b512   = group_by_variant<group_by_tables::b512>;
   using v_after  = group_by_variant<group_by_tables::after>;
-  using v_s16    = group_by_variant<group_by_tables::s16>;
-  using v_s16now = group_by_variant<group_by_tables::s16now>;
+  using v_s8     = group_by_variant<group_by_tables::s8>;
+  using v_b16    = group_by_variant<group_by_tables::b16>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
     tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
-             v_home30, v_p512, v_t8k, v_b512, v_after, v_s16, v_s16now>(env, n, d, f, names);
+             v_home30, v_p512, v_t8k, v_b512, v_after, v_s8, v_b16>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

@@ -8,9 +8,10 @@
 // int16); Zipf key frequencies; two streams; a captured graph launched three times on changing
 // input; many calls on one temp storage; temp storage at any address; Thrust iterators and count
 // types; more than 2^31 pairs; tables of 64 slots and one probe (the paths the default tables rarely
-// take) with scatter tiles of 16 pairs per thread; atomic values pre-aggregated with match_any;
-// the distinct-key sketch's estimate; bad arguments. Outputs are poisoned: rows past the count
-// must stay so.
+// take) with the bucket pass's split in tiles of 16 pairs per thread; atomic values
+// pre-aggregated with match_any, with partition tiles of 8 pairs per thread loaded one after the
+// other; the distinct-key sketch's estimate; bad arguments. Outputs are poisoned: rows past the
+// count must stay so.
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -394,28 +395,30 @@ TEST_CASE("group_by: stream capture, the graph launched three times on changing 
 // At namespace scope (not anonymous): kernels take them. Tables of 64 slots and a single probe
 // make the paths the default tables rarely take run on every call: spills in the first pass, its
 // bypass vote, parts split into sub-parts, and bucket rounds that defer pairs to the next round.
-// The passes that scatter take tiles of 16 pairs per thread (8 by default).
+// The bucket pass's split takes tiles of 16 pairs per thread (8 by default).
 struct tiny_tables {
   static constexpr tilewise::detail::group_by_tuning value = [] {
-    auto t                = tilewise::detail::group_by_tuned::value;
-    t.scatter_items       = 16;
-    t.table_slots         = 64;
-    t.table_probes        = 1;
-    t.bucket_table_slots  = 64;
-    t.bucket_probes       = 1;
-    t.bucket_fill_percent = 50;
+    auto t                 = tilewise::detail::group_by_tuned::value;
+    t.bucket_scatter_items = 16;
+    t.table_slots          = 64;
+    t.table_probes         = 1;
+    t.bucket_table_slots   = 64;
+    t.bucket_probes        = 1;
+    t.bucket_fill_percent  = 50;
     return t;
   }();
 };
 // Atomic values pre-aggregated with match_any (tile::reduce_by_key) where 8 lanes of a warp
 // share lane 0's key, as values under a lock are by default; 2 chunks, so that the partition
-// pass takes chunks of more than one tile whenever many pairs reach it; and each partition tile
-// loaded only once the one before is written out (scatter_ahead = 0).
+// pass takes chunks of more than one tile whenever many pairs reach it; and partition tiles of 8
+// pairs per thread (half the default), each loaded only once the one before is written out
+// (scatter_ahead = 0).
 struct matching_peers {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t          = tilewise::detail::group_by_tuned::value;
     t.peer_min      = 8;
     t.chunks        = 2;
+    t.scatter_items = 8;
     t.scatter_ahead = 0;
     return t;
   }();
@@ -456,12 +459,14 @@ void check_tuning(int seed) {
 }  // namespace
 
 TEST_CASE(
-  "group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), scatter tiles of 16 "
-  "pairs per thread, vs CUB") {
+  "group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), bucket split tiles of "
+  "16 pairs per thread, vs CUB") {
   check_tuning<tiny_tables>(90);
 }
 
-TEST_CASE("group_by: atomic values pre-aggregated with match_any, chunks of several tiles, no loads ahead, vs CUB") {
+TEST_CASE(
+  "group_by: atomic values pre-aggregated with match_any, chunks of several tiles, 8-pair tiles, no loads ahead, "
+  "vs CUB") {
   check_tuning<matching_peers>(190);
 }
 

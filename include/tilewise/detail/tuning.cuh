@@ -299,13 +299,14 @@ struct group_by_tuning {
   unsigned bypass_miss_percent;  ///< ... taken when most threads' inserts missed it this often
   unsigned bypass_rounds_max;    ///< a vote after rounds without a miss doubles the rounds to the next, up to this
   unsigned scatter_block;        ///< threads per block of the partition pass
-  unsigned scatter_items;        ///< pairs per thread of a partition tile (both passes that scatter; fewer
-                                 ///< for wide values: part_scatter_items)
+  unsigned scatter_items;        ///< pairs per thread of a partition tile (fewer for wide values:
+                                 ///< part_scatter_items)
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
   unsigned scatter_ahead;        ///< 1: both passes that scatter load a tile's successor while it is
                                  ///< written out (into the registers it leaves); 0: after
   unsigned bucket_block;         ///< threads per block of the bucket pass
   unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
+  unsigned bucket_scatter_items; ///< pairs per thread of a tile of the bucket pass's split into sub-parts
   unsigned bucket_table_bytes;   ///< shared memory of a bucket block's hash table ...
   unsigned bucket_table_slots;   ///< ... of at most this many slots (a power of two)
   unsigned bucket_probes;        ///< bucket-table slots tried before a pair waits for the next round
@@ -313,30 +314,31 @@ struct group_by_tuning {
 };
 
 struct group_by_sm90 {
-  static constexpr group_by_tuning value{.block               = 1024,
-                                         .items               = 4,
-                                         .min_blocks          = 1,
-                                         .table_bytes         = 160 << 10,
-                                         .table_slots         = 16384,
-                                         .table_probes        = 8,
-                                         .probe_reads         = 0,
-                                         .home_miss_percent   = 10,
-                                         .peer_min            = 0,
-                                         .locked_peer_min     = 8,
-                                         .chunks              = 2048,
-                                         .bypass_rounds       = 2,
-                                         .bypass_miss_percent = 60,
-                                         .bypass_rounds_max   = 16,
-                                         .scatter_block       = 1024,
-                                         .scatter_items       = 8,
-                                         .scatter_min_blocks  = 1,
-                                         .scatter_ahead       = 1,
-                                         .bucket_block        = 512,
-                                         .bucket_min_blocks   = 2,
-                                         .bucket_table_bytes  = 100 << 10,
-                                         .bucket_table_slots  = 8192,
-                                         .bucket_probes       = 32,
-                                         .bucket_fill_percent = 62};
+  static constexpr group_by_tuning value{.block                = 1024,
+                                         .items                = 4,
+                                         .min_blocks           = 1,
+                                         .table_bytes          = 160 << 10,
+                                         .table_slots          = 16384,
+                                         .table_probes         = 8,
+                                         .probe_reads          = 0,
+                                         .home_miss_percent    = 10,
+                                         .peer_min             = 0,
+                                         .locked_peer_min      = 8,
+                                         .chunks               = 2048,
+                                         .bypass_rounds        = 2,
+                                         .bypass_miss_percent  = 60,
+                                         .bypass_rounds_max    = 16,
+                                         .scatter_block        = 1024,
+                                         .scatter_items        = 16,
+                                         .scatter_min_blocks   = 1,
+                                         .scatter_ahead        = 1,
+                                         .bucket_block         = 512,
+                                         .bucket_min_blocks    = 2,
+                                         .bucket_scatter_items = 8,
+                                         .bucket_table_bytes   = 100 << 10,
+                                         .bucket_table_slots   = 8192,
+                                         .bucket_probes        = 32,
+                                         .bucket_fill_percent  = 62};
 };
 /// Not measured: the sm_90 values (the host sizes the grid and shared memory from them).
 using group_by_fallback = group_by_sm90;

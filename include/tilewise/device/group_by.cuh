@@ -360,12 +360,13 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.block, Tuning::value.min_bl
   distinct_sketch::merge<B>(sketch, p.sketch);
 }
 
-/// The scatter of Block threads with scatter_items pairs each, fewer where wide values would not
-/// fit the stage (part_scatter_items): the partition pass's (scatter_block) and the bucket pass's
-/// split (bucket_block). The kernels and the host's shared-memory sizes name the same type.
-template <class Tuning, unsigned Block, class U, class T>
-using group_by_scatter_t = part_scatter<Block, part_scatter_items<Block, U, T>(Tuning::value.scatter_items), U, T,
-                                        Tuning::value.scatter_ahead != 0>;
+/// The scatter of Block threads with Items pairs each, fewer where wide values would not fit the
+/// stage (part_scatter_items): the partition pass's (scatter_block, scatter_items) and the bucket
+/// pass's split (bucket_block, bucket_scatter_items). The kernels and the host's shared-memory
+/// sizes name the same type.
+template <class Tuning, unsigned Block, unsigned Items, class U, class T>
+using group_by_scatter_t =
+  part_scatter<Block, part_scatter_items<Block, U, T>(Items), U, T, Tuning::value.scatter_ahead != 0>;
 
 /// Partition pass: block c writes chunk c's pairs (spilled ones, then input ones) into their
 /// parts, at the places the scanned counts give.
@@ -373,7 +374,7 @@ template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
   group_by_scatter_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
   constexpr unsigned B = Tuning::value.scatter_block;
-  using scatter_t      = group_by_scatter_t<Tuning, B, U, T>;
+  using scatter_t      = group_by_scatter_t<Tuning, B, Tuning::value.scatter_items, U, T>;
   extern __shared__ __align__(16) unsigned char group_by_smem[];
   __shared__ typename scatter_t::counters ctr;
   __shared__ unsigned long long running[hash_parts];
@@ -420,7 +421,8 @@ __host__ __device__ constexpr std::size_t group_by_bucket_smem() {
   constexpr group_by_tuning tune = Tuning::value;
   constexpr unsigned S           = group_by_slots<U, T, Op>(tune.bucket_table_bytes, tune.bucket_table_slots);
   constexpr std::size_t table    = block_slots<U, T, Op, S < 64 ? 64 : S>::bytes;
-  constexpr std::size_t stage    = group_by_scatter_t<Tuning, tune.bucket_block, U, T>::bytes;
+  constexpr std::size_t stage =
+    group_by_scatter_t<Tuning, tune.bucket_block, tune.bucket_scatter_items, U, T>::bytes;
   return table > stage ? table : stage;
 }
 
@@ -444,7 +446,7 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
   constexpr unsigned S           = group_by_slots<U, T, Op>(tune.bucket_table_bytes, tune.bucket_table_slots);
   static_assert(S >= 64, "group_by: a bucket table must hold 64 slots (bucket_table_bytes is too small for T)");
   using table_t                  = block_slots<U, T, Op, S>;
-  using scatter_t                = group_by_scatter_t<Tuning, B, U, T>;
+  using scatter_t                = group_by_scatter_t<Tuning, B, tune.bucket_scatter_items, U, T>;
   constexpr unsigned SI          = scatter_t::items;
   using count_v                  = iter_value_t<NumGroupsOut>;
   using count_t                  = cuda::std::conditional_t<cuda::std::is_void_v<count_v>, long long, count_v>;
@@ -663,7 +665,8 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
                                                   p.offsets, entries, plus, 0ull, stream));
 
   auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
-  constexpr std::size_t scatter_smem = group_by_scatter_t<Tuning, tune.scatter_block, U, T>::bytes;
+  constexpr std::size_t scatter_smem =
+    group_by_scatter_t<Tuning, tune.scatter_block, tune.scatter_items, U, T>::bytes;
   if constexpr (scatter_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));

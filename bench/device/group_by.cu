@@ -57,6 +57,7 @@ constexpr group_by_tuning large   = tuned_with([](group_by_tuning& t) {
   t.bucket_table_bytes = 200 << 10;
   t.bucket_min_blocks  = 1;
 });
+constexpr group_by_tuning nowalk  = tuned_with([](group_by_tuning& t) { t.scatter_walk = 0; });
 constexpr group_by_tuning s4      = tuned_with([](group_by_tuning& t) { t.scatter_items = 4; });
 constexpr group_by_tuning s8      = tuned_with([](group_by_tuning& t) { t.scatter_items = 8; });
 constexpr group_by_tuning b16     = tuned_with([](group_by_tuning& t) { t.bucket_scatter_items = 16; });
@@ -448,9 +449,10 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, split in tiles of 512 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, the next tile loaded while one is written out)",
+  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, split in tiles of 512 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, one wave walking the chunks, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
+                                       "a partition block per chunk",
                                        "partition tiles of 4 pairs per thread",
                                        "probes read a slot's key, CAS only a free slot",
                                        "a vote every 2 rounds",
@@ -468,6 +470,7 @@ void run_group_by(device_env& env) {
   using v_i8     = group_by_variant<group_by_tables::i8>;
   using v_small  = group_by_variant<group_by_tables::small>;
   using v_large  = group_by_variant<group_by_tables::large>;
+  using v_nowalk = group_by_variant<group_by_tables::nowalk>;
   using v_s4     = group_by_variant<group_by_tables::s4>;
   using v_read   = group_by_variant<group_by_tables::read>;
   using v_vote2  = group_by_variant<group_by_tables::vote2>;
@@ -483,7 +486,7 @@ void run_group_by(device_env& env) {
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_s4, v_read, v_vote2, v_home0,
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_nowalk, v_s4, v_read, v_vote2, v_home0,
              v_home30, v_p512, v_t8k, v_b512, v_after, v_s8, v_b16>(env, n, d, f, names);
   }
 

@@ -47,15 +47,11 @@ constexpr group_by_tuning match8  = tuned_with([](group_by_tuning& t) { t.peer_m
 constexpr group_by_tuning nobyp   = tuned_with([](group_by_tuning& t) { t.bypass_miss_percent = 101; });
 constexpr group_by_tuning byp30   = tuned_with([](group_by_tuning& t) { t.bypass_miss_percent = 30; });
 constexpr group_by_tuning i8      = tuned_with([](group_by_tuning& t) { t.items = 8; });
-constexpr group_by_tuning small   = tuned_with([](group_by_tuning& t) {
-  t.bucket_table_slots = 4096;
-  t.bucket_table_bytes = 50 << 10;
-  t.bucket_min_blocks  = 3;
-});
-constexpr group_by_tuning large   = tuned_with([](group_by_tuning& t) {
-  t.bucket_table_slots = 16384;
-  t.bucket_table_bytes = 200 << 10;
-  t.bucket_min_blocks  = 1;
+constexpr group_by_tuning bk512   = tuned_with([](group_by_tuning& t) {
+  t.bucket_block       = 512;
+  t.bucket_min_blocks  = 2;
+  t.bucket_table_slots = 8192;
+  t.bucket_table_bytes = 100 << 10;
 });
 constexpr group_by_tuning nowalk  = tuned_with([](group_by_tuning& t) { t.scatter_walk = 0; });
 constexpr group_by_tuning s4      = tuned_with([](group_by_tuning& t) { t.scatter_items = 4; });
@@ -449,9 +445,9 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, buckets 8192 slots in 100 KB, 2 per SM, split in tiles of 512 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, one wave walking the chunks, the next tile loaded while one is written out)",
+  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, bucket blocks of 1024 threads with 16384 slots in 160 KB, 1 per SM, split in tiles of 1024 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, one wave walking the chunks, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
-                                       "buckets 4096 slots in 50 KB, 3 per SM", "buckets 16384 slots in 200 KB, 1 per SM",
+                                       "bucket blocks of 512 threads with 8192 slots in 100 KB, 2 per SM",
                                        "a partition block per chunk",
                                        "partition tiles of 4 pairs per thread",
                                        "probes read a slot's key, CAS only a free slot",
@@ -468,8 +464,7 @@ void run_group_by(device_env& env) {
   using v_nobyp  = group_by_variant<group_by_tables::nobyp>;
   using v_byp30  = group_by_variant<group_by_tables::byp30>;
   using v_i8     = group_by_variant<group_by_tables::i8>;
-  using v_small  = group_by_variant<group_by_tables::small>;
-  using v_large  = group_by_variant<group_by_tables::large>;
+  using v_bk512  = group_by_variant<group_by_tables::bk512>;
   using v_nowalk = group_by_variant<group_by_tables::nowalk>;
   using v_s4     = group_by_variant<group_by_tables::s4>;
   using v_read   = group_by_variant<group_by_tables::read>;
@@ -486,7 +481,7 @@ void run_group_by(device_env& env) {
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_small, v_large, v_nowalk, v_s4, v_read, v_vote2, v_home0,
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_bk512, v_nowalk, v_s4, v_read, v_vote2, v_home0,
              v_home30, v_p512, v_t8k, v_b512, v_after, v_s8, v_b16>(env, n, d, f, names);
   }
 

@@ -335,11 +335,11 @@ struct group_by_sm90 {
                                          .scatter_min_blocks   = 1,
                                          .scatter_ahead        = 1,
                                          .scatter_walk         = 1,
-                                         .bucket_block         = 512,
-                                         .bucket_min_blocks    = 2,
+                                         .bucket_block         = 1024,
+                                         .bucket_min_blocks    = 1,
                                          .bucket_scatter_items = 8,
-                                         .bucket_table_bytes   = 100 << 10,
-                                         .bucket_table_slots   = 8192,
+                                         .bucket_table_bytes   = 160 << 10,
+                                         .bucket_table_slots   = 16384,
                                          .bucket_probes        = 32,
                                          .bucket_fill_percent  = 62};
 };

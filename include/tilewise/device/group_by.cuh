@@ -528,7 +528,8 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.bucket_block, Tuning::value
 
   extern __shared__ __align__(16) unsigned char group_by_smem[];  // the table, or the scatter's stage
   __shared__ typename scatter_t::counters ctr;
-  constexpr unsigned copies      = group_by_count_copies<W>;
+  // at most 16 copies: 22 KB of static shared memory, beside a stage of part_scatter_max_bytes
+  constexpr unsigned copies      = group_by_count_copies<W < 16u ? W : 16u>;
   __shared__ unsigned sub_bins[hash_parts * copies];  // sub-part counts (privatized_bins)
   __shared__ unsigned long long running[hash_parts];
   __shared__ unsigned sub_count[hash_parts];

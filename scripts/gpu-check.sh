@@ -4,7 +4,7 @@
 #   every GPU test executable under compute-sanitizer (memcheck, racecheck, synccheck, initcheck) ->
 #   optionally the benchmarks in quick mode.
 # Usage: scripts/gpu-check.sh LOG_DIR [--bench] [--no-sanitizers] [--no-ctest] [--sanitizers-part K/N]
-#                              [--time-limit SECS] [--suites REGEX] [--build DIR]
+#                              [--time-limit SECS] [--suites REGEX] [--build DIR] [--no-build]
 #   --no-sanitizers skips the compute-sanitizer runs (one per core at a time): for a benchmark run;
 #   resolving an issue needs the full run. --no-ctest skips the CTest suite (for a run split in
 #   parts: build and ctest, then --no-ctest for the sanitizers and benchmarks).
@@ -14,7 +14,8 @@
 #   started and one still running then is stopped, both counted as failures, so that a check run
 #   under a call's time limit still reports what it did. --suites REGEX puts only the GPU test
 #   executables whose name matches (grep -E) under the sanitizers: a targeted re-check, never the
-#   full one.
+#   full one. --no-build takes the configured build directory as it is (the targets a targeted
+#   re-check needs, built before): no configure, no build.
 # doctest: found where it is installed, through CMAKE_PREFIX_PATH, or in ./.deps when present (a copy
 # of doctest for a GPU machine that cannot install packages: .deps/include/doctest and
 # .deps/lib/cmake/doctest, git-ignored).
@@ -31,6 +32,7 @@ part=1/1
 limit=0
 suites=.
 build=build-gpu
+build_run=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) bench=1 ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --time-limit) limit=$2; shift ;;
     --suites) suites=$2; shift ;;
     --build) build=$2; shift ;;
+    --no-build) build_run=0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -61,23 +64,27 @@ record() {  # record NAME STATUS
 # What the run needs: the examples are CTest tests, the benchmarks only run with --bench.
 examples=$([ "$ctest_run" -eq 1 ] && echo ON || echo OFF)
 benches=$([ "$bench" -eq 1 ] && echo ON || echo OFF)
-echo "== configure + build ($jobs jobs)"
-if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-      -DTILEWISE_BUILD_TESTS=ON -DTILEWISE_BUILD_EXAMPLES="$examples" -DTILEWISE_BUILD_BENCH="$benches" \
-      >"$logs/configure.log" 2>&1; then
-  tail -n 40 "$logs/configure.log"
-  echo "configure failed"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-# Whether tilewise::dist (and so test_dist, dist_bench, dist_histogram) is part of this check.
-grep -E "Found NCCL|Could NOT find NCCL" "$logs/configure.log" | sed 's/^-- /configure: /'
-# Everything that builds is built (ninja -k 0) and checked: a target that fails to build counts
-# as one failure, and its tests fail below as not run.
-if ! cmake --build "$build" -j "$jobs" -- -k 0 >"$logs/build.log" 2>&1; then
-  grep -E "^FAILED:" "$logs/build.log" | sed 's/^/build: /'
-  grep -E -m 20 "error" "$logs/build.log"
-  record build 1
+if [ "$build_run" -eq 0 ]; then
+  echo "== configure + build: skipped (--no-build; $build as it is)"
+else
+  echo "== configure + build ($jobs jobs)"
+  if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+        -DTILEWISE_BUILD_TESTS=ON -DTILEWISE_BUILD_EXAMPLES="$examples" -DTILEWISE_BUILD_BENCH="$benches" \
+        >"$logs/configure.log" 2>&1; then
+    tail -n 40 "$logs/configure.log"
+    echo "configure failed"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  # Whether tilewise::dist (and so test_dist, dist_bench, dist_histogram) is part of this check.
+  grep -E "Found NCCL|Could NOT find NCCL" "$logs/configure.log" | sed 's/^-- /configure: /'
+  # Everything that builds is built (ninja -k 0) and checked: a target that fails to build counts
+  # as one failure, and its tests fail below as not run.
+  if ! cmake --build "$build" -j "$jobs" -- -k 0 >"$logs/build.log" 2>&1; then
+    grep -E "^FAILED:" "$logs/build.log" | sed 's/^/build: /'
+    grep -E -m 20 "error" "$logs/build.log"
+    record build 1
+  fi
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$logs/gpu.txt" 2>&1 || true
 
@@ -140,7 +147,8 @@ else
     echo $(( $(date +%s) - start )) >"$logs/$name.secs"
   }
   racecheck_extra=(--kernel-name-exclude kns=CUB_)  # CUB's kernels: namespace cub::CUB_<version>_SM_<arch>
-  probe_exe=$(grep -v _trap "$build/gpu_tests.txt" | head -n 1)  # a doctest suite: --list-test-cases
+  # a doctest suite that is built (--list-test-cases)
+  probe_exe=$(grep -v _trap "$build/gpu_tests.txt" | while read -r e; do [ -x "$e" ] && echo "$e" && break; done)
   if ! compute-sanitizer --tool racecheck "${racecheck_extra[@]}" --error-exitcode 99 "$probe_exe" \
       --list-test-cases >/dev/null 2>&1; then
     echo "warning: compute-sanitizer refuses ${racecheck_extra[*]}: racecheck watches CUB's kernels too"

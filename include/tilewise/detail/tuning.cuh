@@ -334,7 +334,7 @@ struct group_by_sm90 {
                                          .scatter_items        = 16,
                                          .scatter_min_blocks   = 1,
                                          .scatter_ahead        = 1,
-                                         .scatter_walk         = 1,
+                                         .scatter_walk         = 0,
                                          .bucket_block         = 1024,
                                          .bucket_min_blocks    = 1,
                                          .bucket_scatter_items = 8,

@@ -53,7 +53,6 @@ constexpr group_by_tuning bk512   = tuned_with([](group_by_tuning& t) {
   t.bucket_table_slots = 8192;
   t.bucket_table_bytes = 100 << 10;
 });
-constexpr group_by_tuning walk    = tuned_with([](group_by_tuning& t) { t.scatter_walk = 1; });
 constexpr group_by_tuning s4      = tuned_with([](group_by_tuning& t) { t.scatter_items = 4; });
 constexpr group_by_tuning s8      = tuned_with([](group_by_tuning& t) { t.scatter_items = 8; });
 constexpr group_by_tuning b16     = tuned_with([](group_by_tuning& t) { t.bucket_scatter_items = 16; });
@@ -445,10 +444,9 @@ void run_group_by(device_env& env) {
 
   std::printf("\n| key, value | keys | distinct | group_by table | us | default/variant |\n|---|---|---|---|---|---|\n");
   using tuned = tilewise::detail::group_by_tuned;
-  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, bucket blocks of 1024 threads with 16384 slots in 160 KB, 1 per SM, split in tiles of 1024 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, a block per chunk, the next tile loaded while one is written out)",
+  std::vector<std::string> const names{"defaults (first-pass blocks of 1024 threads with tables of 16384 slots, 1 per SM, items 4, no match_any for atomic values, home probes batched until 10 % miss, bypass 60 %, a vote every 2 to 16 rounds, bucket blocks of 1024 threads with 16384 slots in 160 KB, 1 per SM, split in tiles of 1024 threads x 8 pairs, partition tiles of 1024 threads x 16 pairs, 1 per SM, the next tile loaded while one is written out)",
                                        "match_any from 8 peers", "no bypass", "bypass at 30 %", "items 8",
                                        "bucket blocks of 512 threads with 8192 slots in 100 KB, 2 per SM",
-                                       "one wave of partition blocks, each walking a contiguous run of chunks",
                                        "partition tiles of 4 pairs per thread",
                                        "probes read a slot's key, CAS only a free slot",
                                        "a vote every 2 rounds",
@@ -465,7 +463,6 @@ void run_group_by(device_env& env) {
   using v_byp30  = group_by_variant<group_by_tables::byp30>;
   using v_i8     = group_by_variant<group_by_tables::i8>;
   using v_bk512  = group_by_variant<group_by_tables::bk512>;
-  using v_walk   = group_by_variant<group_by_tables::walk>;
   using v_s4     = group_by_variant<group_by_tables::s4>;
   using v_read   = group_by_variant<group_by_tables::read>;
   using v_vote2  = group_by_variant<group_by_tables::vote2>;
@@ -481,7 +478,7 @@ void run_group_by(device_env& env) {
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
-    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_bk512, v_walk, v_s4, v_read, v_vote2, v_home0,
+    tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_bk512, v_s4, v_read, v_vote2, v_home0,
              v_home30, v_p512, v_t8k, v_b512, v_after, v_s8, v_b16>(env, n, d, f, names);
   }
 

@@ -72,11 +72,6 @@ constexpr group_by_tuning b512    = tuned_with([](group_by_tuning& t) {
   t.table_slots = 8192;
 });
 constexpr group_by_tuning after   = tuned_with([](group_by_tuning& t) { t.scatter_ahead = 0; });
-constexpr group_by_tuning walk    = tuned_with([](group_by_tuning& t) { t.scatter_walk = 1; });
-constexpr group_by_tuning walk4k  = tuned_with([](group_by_tuning& t) {
-  t.scatter_walk = 1;
-  t.chunks       = 4096;
-});
 }  // namespace group_by_tables
 
 namespace {
@@ -462,9 +457,7 @@ void run_group_by(device_env& env) {
                                        "first-pass blocks of 512 threads with tables of 8192 slots, 2 per SM",
                                        "scatters load a tile after the one before is written out",
                                        "partition tiles of 8 pairs per thread",
-                                       "bucket split tiles of 16 pairs per thread",
-                                       "one wave of partition blocks walking the chunks by stride",
-                                       "the same walk over 4096 chunks (one partition tile each at 2^26 pairs)"};
+                                       "bucket split tiles of 16 pairs per thread"};
   using v_match8 = group_by_variant<group_by_tables::match8>;
   using v_nobyp  = group_by_variant<group_by_tables::nobyp>;
   using v_byp30  = group_by_variant<group_by_tables::byp30>;
@@ -481,14 +474,12 @@ void run_group_by(device_env& env) {
   using v_after  = group_by_variant<group_by_tables::after>;
   using v_s8     = group_by_variant<group_by_tables::s8>;
   using v_b16    = group_by_variant<group_by_tables::b16>;
-  using v_walk   = group_by_variant<group_by_tables::walk>;
-  using v_walk4k = group_by_variant<group_by_tables::walk4k>;
   for (auto const& [d, f] : std::vector<std::pair<long long, freq>>{
          {1, freq::uniform}, {64, freq::uniform}, {4096, freq::uniform}, {1ll << 16, freq::uniform},
          {1ll << 20, freq::uniform},
          {1ll << 20, freq::zipf}, {n, freq::uniform}}) {
     tune_row<int, int, tuned, v_match8, v_nobyp, v_byp30, v_i8, v_bk512, v_s4, v_read, v_vote2, v_home0,
-             v_home30, v_p512, v_t8k, v_b512, v_after, v_s8, v_b16, v_walk, v_walk4k>(env, n, d, f, names);
+             v_home30, v_p512, v_t8k, v_b512, v_after, v_s8, v_b16>(env, n, d, f, names);
   }
 
   if (env.opt.csv) {

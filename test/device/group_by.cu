@@ -395,17 +395,11 @@ TEST_CASE("group_by: stream capture, the graph launched three times on changing 
 // At namespace scope (not anonymous): kernels take them. Tables of 64 slots and a single probe
 // make the paths the default tables rarely take run on every call: spills in the first pass, its
 // bypass vote, parts split into sub-parts, and bucket rounds that defer pairs to the next round.
-// The bucket pass's split takes tiles of 16 pairs per thread (8 by default). One wave of
-// partition blocks walks the chunks (scatter_walk), and first-pass rounds of 32 pairs (one warp,
-// one pair per thread) make chunks of 32 pairs, so that from 2^13 pairs on (racecheck's inputs)
-// there are more chunks than partition blocks and each block walks several.
+// The bucket pass's split takes tiles of 16 pairs per thread (8 by default).
 struct tiny_tables {
   static constexpr tilewise::detail::group_by_tuning value = [] {
     auto t                 = tilewise::detail::group_by_tuned::value;
     t.bucket_scatter_items = 16;
-    t.scatter_walk         = 1;
-    t.block                = 32;
-    t.items                = 1;
     t.table_slots          = 64;
     t.table_probes         = 1;
     t.bucket_table_slots   = 64;
@@ -466,7 +460,7 @@ void check_tuning(int seed) {
 
 TEST_CASE(
   "group_by: tables of 64 slots and one probe (spills, bypass, split parts, deferred rounds), bucket split tiles of "
-  "16 pairs per thread, partition blocks walking several chunks, vs CUB") {
+  "16 pairs per thread, vs CUB") {
   check_tuning<tiny_tables>(90);
 }
 

@@ -304,8 +304,6 @@ struct group_by_tuning {
   unsigned scatter_min_blocks;   ///< __launch_bounds__' blocks per SM of the partition pass
   unsigned scatter_ahead;        ///< 1: both passes that scatter load a tile's successor while it is
                                  ///< written out (into the registers it leaves); 0: after
-  unsigned scatter_walk;         ///< 1: one wave of partition blocks walks the chunks (block b takes
-                                 ///< chunks b, b + grid, ...); 0: a block per chunk
   unsigned bucket_block;         ///< threads per block of the bucket pass
   unsigned bucket_min_blocks;    ///< __launch_bounds__' blocks per SM of the bucket pass
   unsigned bucket_scatter_items; ///< pairs per thread of a tile of the bucket pass's split into sub-parts
@@ -334,7 +332,6 @@ struct group_by_sm90 {
                                          .scatter_items        = 16,
                                          .scatter_min_blocks   = 1,
                                          .scatter_ahead        = 1,
-                                         .scatter_walk         = 0,
                                          .bucket_block         = 1024,
                                          .bucket_min_blocks    = 1,
                                          .bucket_scatter_items = 8,

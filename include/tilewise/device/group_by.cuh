@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cooperative_groups.h>
-#include <cuda_pipeline.h>
 
 #include <cuda/cmath>
 #include <cuda/std/bit>
@@ -369,32 +368,8 @@ template <class Tuning, unsigned Block, unsigned Items, class U, class T>
 using group_by_scatter_t =
   part_scatter<Block, part_scatter_items<Block, U, T>(Items), U, T, Tuning::value.scatter_ahead != 0>;
 
-/// The pairs of one chunk as the partition pass reads them: its spilled pairs, then its input
-/// pairs that skipped the table. `rec` is in shared memory: read where a tile is loaded, it holds
-/// no registers while the tile is ranked.
-template <class KeysIn, class ValuesIn, class U, class T>
-struct group_by_chunk_pairs {
-  KeysIn keys;
-  ValuesIn values;
-  U const* spill_keys;
-  T const* spill_values;
-  group_by_chunk const& rec;
-
-  TILEWISE_DEVICE long long count() const { return rec.spill_end - rec.spill_begin + rec.input_end - rec.input_begin; }
-  TILEWISE_DEVICE void operator()(long long t, U& k, T& v) const {
-    long long const spilled = rec.spill_end - rec.spill_begin;
-    if (t < spilled) {
-      k = spill_keys[rec.spill_begin + t];
-      v = spill_values[rec.spill_begin + t];
-    } else {
-      k = static_cast<U>(group_by_load(keys, rec.input_begin + (t - spilled)));
-      v = group_by_load(values, rec.input_begin + (t - spilled));
-    }
-  }
-};
-
-/// Partition pass, a block per chunk (scatter_walk = 0): block c writes chunk c's pairs (spilled
-/// ones, then input ones) into their parts, at the places the scanned counts give.
+/// Partition pass: block c writes chunk c's pairs (spilled ones, then input ones) into their
+/// parts, at the places the scanned counts give.
 template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
 TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
   group_by_scatter_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
@@ -421,89 +396,6 @@ TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::valu
       }
     },
     [](U k) { return hash_part(key_hash(k)); }, hash_parts, running, p.part_keys, p.part_values);
-}
-
-/// Partition pass, one wave of blocks walking the chunks (scatter_walk = 1): block b takes the
-/// chunks b, b + grid, b + 2 grid, ... and writes each as group_by_scatter_kernel does; chunks
-/// without pairs are skipped. Taken by stride, the chunks in flight at once stay neighbours, as
-/// with a block per chunk, so their places in each part do too. While a chunk is written, the
-/// block copies the next chunk's places to shared memory (by cp.async: no register waits for
-/// them) and, with scatter_ahead, the chunk's last tile, once staged, issues the loads of the
-/// next chunk's first tile.
-template <class Tuning, class KeysIn, class ValuesIn, class U, class T>
-TILEWISE_KERNEL void __launch_bounds__(Tuning::value.scatter_block, Tuning::value.scatter_min_blocks)
-  group_by_walk_kernel(KeysIn keys, ValuesIn values, group_by_parts<U, T> p) {
-  constexpr unsigned B = Tuning::value.scatter_block;
-  using scatter_t      = group_by_scatter_t<Tuning, B, Tuning::value.scatter_items, U, T>;
-  using pairs_t        = group_by_chunk_pairs<KeysIn, ValuesIn, U, T>;
-  extern __shared__ __align__(16) unsigned char group_by_smem[];
-  __shared__ typename scatter_t::counters ctr;
-  // by slot (0, 1, 0, ...): the record and the places of the chunk being written and of the next
-  __shared__ unsigned long long running[2][hash_parts];
-  __shared__ group_by_chunk recs[2];
-  __shared__ long long next_chunk;
-
-  auto const warp      = cg::tiled_partition<32>(cg::this_thread_block());
-  long long const step = gridDim.x;
-  // Warp 0 finds the block's first chunk with pairs among from, from + step, ... (p.chunks if
-  // none) for recs[slot]; a barrier must follow before it is read.
-  auto const find = [&](long long from, unsigned slot) {
-    if (threadIdx.x >= 32) return;
-    for (; from < p.chunks; from += 32 * step) {
-      long long const c = from + warp.thread_rank() * step;
-      group_by_chunk rec{};
-      if (c < p.chunks) rec = p.chunk[c];
-      unsigned const has =
-        warp.ballot(c < p.chunks && (rec.spill_end > rec.spill_begin || rec.input_end > rec.input_begin));
-      if (has != 0u) {
-        if (warp.thread_rank() == static_cast<unsigned>(__ffs(has) - 1)) {
-          recs[slot] = rec;
-          next_chunk = c;
-        }
-        return;
-      }
-    }
-    if (warp.thread_rank() == 0) next_chunk = p.chunks;
-  };
-  // Thread i < hash_parts copies chunk c's place in part i to running[slot][i]; visible to the
-  // block after that thread's __pipeline_wait_prior(0) and a barrier.
-  auto const fetch_places = [&](long long c, unsigned slot) {
-    if (threadIdx.x < hash_parts) {
-      __pipeline_memcpy_async(&running[slot][threadIdx.x], p.offsets + threadIdx.x * p.chunks + c,
-                              sizeof(unsigned long long));
-      __pipeline_commit();
-    }
-  };
-  auto const pairs_of = [&](unsigned slot) { return pairs_t{keys, values, p.spill_keys, p.spill_values, recs[slot]}; };
-
-  find(blockIdx.x, 0);
-  __syncthreads();
-  long long c = next_chunk;
-  if (c == p.chunks) return;  // block-uniform: no chunk of this block has pairs
-  fetch_places(c, 0);
-  U k[scatter_t::items];
-  T v[scatter_t::items];
-  bool preloaded = false;
-  for (unsigned slot = 0;; slot ^= 1u) {
-    __syncthreads();  // every thread has read next_chunk and recs[slot ^ 1] before find() rewrites them
-    find(c + step, slot ^ 1u);
-    __pipeline_wait_prior(0);
-    __syncthreads();
-    bool const more = next_chunk < p.chunks;
-    if (more) fetch_places(next_chunk, slot ^ 1u);
-    pairs_t const src = pairs_of(slot);
-    scatter_t{group_by_smem, ctr}.range(
-      src.count(), src, [](U key) { return hash_part(key_hash(key)); }, hash_parts, running[slot], p.part_keys,
-      p.part_values, k, v, preloaded, [&](U(&nk)[scatter_t::items], T(&nv)[scatter_t::items]) {
-        if (more) {
-          pairs_t const nsrc = pairs_of(slot ^ 1u);
-          scatter_t::load_tile(0, nsrc.count(), nsrc, nk, nv);
-        }
-      });
-    if (!more) return;
-    preloaded = Tuning::value.scatter_ahead != 0;
-    c         = next_chunk;
-  }
 }
 
 /// The sub-part bits of a part of `pairs` pairs: none when they fit the table even if all
@@ -773,28 +665,14 @@ cudaError_t dispatch_group_by(void* temp, std::size_t& temp_bytes, KeysIn keys_i
   TILEWISE_RETURN_IF_ERROR(device::exclusive_scan(temp_layout::at<unsigned char>(temp, scan), scan_bytes, p.offsets,
                                                   p.offsets, entries, plus, 0ull, stream));
 
-  constexpr bool walk = tune.scatter_walk != 0;  // one wave of blocks walks the chunks
-  auto const scatter  = [] {                       // (only the kernel launched is instantiated)
-    if constexpr (walk) {
-      return group_by_walk_kernel<Tuning, KeysIn, ValuesIn, U, T>;
-    } else {
-      return group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
-    }
-  }();
+  auto const scatter                 = group_by_scatter_kernel<Tuning, KeysIn, ValuesIn, U, T>;
   constexpr std::size_t scatter_smem =
     group_by_scatter_t<Tuning, tune.scatter_block, tune.scatter_items, U, T>::bytes;
   if constexpr (scatter_smem > 0) {
     TILEWISE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scatter_smem)));
   }
-  long long scatter_blocks = plan.chunks;
-  if constexpr (walk) {
-    static resident_cache scatter_cache;
-    int scatter_wave = 0;
-    TILEWISE_RETURN_IF_ERROR(scatter_cache.get(scatter, tune.scatter_block, scatter_smem, scatter_wave));
-    scatter_blocks = plan.chunks < scatter_wave ? plan.chunks : scatter_wave;
-  }
-  scatter<<<static_cast<unsigned>(scatter_blocks), tune.scatter_block, scatter_smem, stream>>>(keys_in, values_in, p);
+  scatter<<<static_cast<unsigned>(plan.chunks), tune.scatter_block, scatter_smem, stream>>>(keys_in, values_in, p);
   TILEWISE_RETURN_IF_ERROR(cudaPeekAtLastError());
 
   auto const bucket                 = group_by_bucket_kernel<Tuning, K, T, Op, KeysOut, AggregatesOut, NumGroupsOut>;

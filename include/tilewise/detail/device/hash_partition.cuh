@@ -156,35 +156,20 @@ struct part_scatter {
                              U* keys_out, T* values_out) const {
     U k[Items];
     T v[Items];
-    range(count, load, digit, digits, running, keys_out, values_out, k, v, false, [](U(&)[Items], T(&)[Items]) {});
-  }
-
-  /// range() for a block that moves several ranges in turn, the tile registers k and v its own.
-  /// `preloaded`: the first tile is already in k and v (a `then` before issued its loads). With
-  /// Ahead, `then(k, v)` runs where the last tile is staged, so that it may issue the loads of the
-  /// next range's first tile into the registers the staged tile leaves (and the next call passes
-  /// preloaded = true); without Ahead it is never called and every tile loads on its own.
-  template <class Load, class Digit, class Then>
-  TILEWISE_DEVICE void range(long long count, Load load, Digit digit, unsigned digits, unsigned long long* running,
-                             U* keys_out, T* values_out, U (&k)[Items], T (&v)[Items], bool preloaded,
-                             Then&& then) const {
-    if (Ahead && !preloaded && count > 0) load_tile(0, count, load, k, v);
+    if (Ahead && count > 0) load_tile(0, count, load, k, v);
     for (long long base = 0; base < count; base += tile) {
       if constexpr (!Ahead) load_tile(base, count, load, k, v);
       long long const left = count - base;
       (*this)(k, v, left < tile ? static_cast<unsigned>(left) : tile, digit, digits, running, keys_out, values_out,
               [&] {
                 if constexpr (Ahead) {
-                  if (base + tile < count) {
-                    load_tile(base + tile, count, load, k, v);
-                  } else {
-                    then(k, v);
-                  }
+                  if (base + tile < count) load_tile(base + tile, count, load, k, v);
                 }
               });
     }
   }
 
+ private:
   /// This thread's pairs of the tile at `base`: item j is pair base + j x Block + threadIdx.x.
   template <class Load>
   TILEWISE_DEVICE static void load_tile(long long base, long long count, Load& load, U (&k)[Items], T (&v)[Items]) {
